@@ -1,0 +1,84 @@
+#include "formats/hf_config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "util/error.h"
+
+namespace kiln {
+namespace {
+
+nlohmann::json ReadJsonObject(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  KILN_CHECK(in.good(), path, ": cannot open");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(buf.str(), nullptr, /*allow_exceptions=*/false);
+  KILN_CHECK(!j.is_discarded(), path, ": invalid JSON");
+  KILN_CHECK(j.is_object(), path, ": expected a JSON object at the top level");
+  return j;
+}
+
+std::string ConfigPath(const HfConfig& c) { return c.dir + "/config.json"; }
+
+}  // namespace
+
+HfConfig LoadHfConfig(const std::string& dir) {
+  HfConfig c;
+  c.dir = dir;
+  c.config = ReadJsonObject(dir + "/config.json");
+  std::string gen = dir + "/generation_config.json";
+  c.generation_config =
+      std::filesystem::exists(gen) ? ReadJsonObject(gen) : nlohmann::json::object();
+  return c;
+}
+
+std::optional<int64_t> HfConfig::GetInt(const std::string& key) const {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  KILN_CHECK(it->is_number_integer(), ConfigPath(*this), ": '", key, "' must be an integer");
+  return it->get<int64_t>();
+}
+
+std::optional<double> HfConfig::GetFloat(const std::string& key) const {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  KILN_CHECK(it->is_number(), ConfigPath(*this), ": '", key, "' must be a number");
+  return it->get<double>();
+}
+
+std::optional<bool> HfConfig::GetBool(const std::string& key) const {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  KILN_CHECK(it->is_boolean(), ConfigPath(*this), ": '", key, "' must be true or false");
+  return it->get<bool>();
+}
+
+std::optional<std::string> HfConfig::GetString(const std::string& key) const {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  KILN_CHECK(it->is_string(), ConfigPath(*this), ": '", key, "' must be a string");
+  return it->get<std::string>();
+}
+
+std::vector<int64_t> HfConfig::GetIntList(const std::string& key) const {
+  for (const nlohmann::json* j : {&generation_config, &config}) {
+    auto it = j->find(key);
+    if (it == j->end() || it->is_null()) continue;
+    std::vector<int64_t> out;
+    if (it->is_number_integer()) {
+      out.push_back(it->get<int64_t>());
+    } else {
+      KILN_CHECK(it->is_array(), dir, ": '", key, "' must be an integer or a list of integers");
+      for (const auto& v : *it) {
+        KILN_CHECK(v.is_number_integer(), dir, ": '", key, "' must hold integers");
+        out.push_back(v.get<int64_t>());
+      }
+    }
+    return out;
+  }
+  return {};
+}
+
+}  // namespace kiln

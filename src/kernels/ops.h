@@ -1,0 +1,75 @@
+// The kernels' public API: every SIMD loop the model runs. Implementations use Highway with
+// runtime dispatch (one dispatch per call, never per element); each has a scalar twin in
+// kiln::kernels::scalar (scalar_ops.h) that the tests compare against on every target.
+//
+// Shapes are given as [outer, inner] with the inner dimension contiguous.
+#pragma once
+
+#include <cstdint>
+
+#include "util/dtype.h"
+#include "util/thread_pool.h"
+
+namespace kiln::kernels {
+
+// A weight matrix W [rows = out features N, cols = in features K], row-major; each row is
+// cols/block_elems blocks of `dtype` (GGML block layouts for quantized types).
+struct Matrix {
+  DType dtype = DType::kF32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const uint8_t* data = nullptr;
+  uint64_t row_bytes = 0;
+};
+
+// y[M, N] = x[M, K] · W[N, K]^T (a Linear layer without bias).
+// f32/f16/bf16 W: f32 products and accumulation.
+// Quantized W (q8_0, q4_0, q4_1, ...): each x row is first quantized to 8-bit blocks of 32
+// (one f32 scale per block, round-to-nearest, like GGML's q8_0/q8_1 activations), then the
+// dot is done in integers per block and scaled; this matches llama.cpp's numerics.
+// Work is split over `pool` by output rows (and by x rows for large M). No allocation per call
+// once scratch buffers have grown.
+void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool);
+
+// dst[0, n) = row `row` of W dequantized to f32 (embedding lookup).
+void DequantizeRow(const Matrix& w, int64_t row, float* dst);
+
+// Quantizes n f32 values (n a multiple of the block size) into `t`'s layout, as GGML's
+// reference quantizers do; used by writers and tests. f32/f16/bf16 convert.
+void QuantizeRow(DType t, const float* src, int64_t n, uint8_t* dst);
+
+// out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]; out may alias x.
+void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out);
+
+// Rotary embedding in place on x [n_heads, head_dim] for position `pos`.
+// inv_freq [head_dim / 2] already includes any rope scaling (e.g. llama3).
+// kHalf: pairs (i, i + head_dim/2) (HF "rotate_half"; GGML NEOX mode).
+// kInterleaved: pairs (2i, 2i + 1) (GGML NORM mode, used by llama.cpp for llama GGUFs, whose
+// converter permuted Q and K rows accordingly).
+enum class RopeStyle { kHalf, kInterleaved };
+void Rope(float* x, int n_heads, int head_dim, const float* inv_freq, int64_t pos,
+          RopeStyle style);
+
+// out[i] = silu(gate[i]) * up[i]; out may alias gate or up.
+void SiluMul(const float* gate, const float* up, int64_t n, float* out);
+
+// y[i] += x[i].
+void AddInPlace(float* y, const float* x, int64_t n);
+
+// In-place softmax over x[0, n).
+void Softmax(float* x, int64_t n);
+
+// Causal attention for n_tokens new query tokens of one sequence.
+// q   [n_tokens, n_heads, head_dim]
+// k,v [n_ctx, n_kv_heads, head_dim] (the sequence's cache, rows 0..max(pos) filled)
+// pos [n_tokens]: query t attends to cache rows 0..pos[t] inclusive.
+// out [n_tokens, n_heads, head_dim]. GQA: head h reads kv head h / (n_heads / n_kv_heads).
+// scale: usually 1/sqrt(head_dim). Parallel over (token, head).
+void Attention(const float* q, const int64_t* pos, int64_t n_tokens, const float* k,
+               const float* v, int n_heads, int n_kv_heads, int head_dim, float scale,
+               float* out, ThreadPool& pool);
+
+// Name of the SIMD target chosen at runtime ("AVX3", "AVX2", ...), for logs and benchmarks.
+const char* ActiveTargetName();
+
+}  // namespace kiln::kernels

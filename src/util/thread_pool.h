@@ -1,0 +1,66 @@
+// A fixed pool of compute threads pinned to a core set, used inside forward() with a static
+// work split. The calling thread takes part as worker 0, so a pool of N cores starts N-1 threads.
+// Workers spin briefly between jobs (a decode step issues hundreds of small parallel ops) and
+// then sleep, so an idle server does not burn its cores.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kiln {
+
+class ThreadPool {
+ public:
+  // `cores`: core ids to pin to (worker i -> cores[i]); empty = one unpinned thread.
+  // `pin`: false leaves threads unpinned (tests, oversubscribed machines).
+  explicit ThreadPool(const std::vector<int>& cores, bool pin = true);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return num_workers_; }
+
+  // Runs fn(worker, num_workers) once on every worker, the caller being worker 0, and returns
+  // when all are done. Not reentrant: call it from one thread at a time.
+  void RunOnAll(const std::function<void(int, int)>& fn);
+
+  // Splits [0, n) into size() contiguous chunks (aligned to `grain`) and runs
+  // fn(begin, end) for each non-empty chunk.
+  template <typename F>
+  void ParallelFor(int64_t n, int64_t grain, F&& fn) {
+    if (n <= 0) return;
+    if (num_workers_ == 1 || n <= grain) {
+      fn(int64_t{0}, n);
+      return;
+    }
+    RunOnAll([&](int w, int nw) {
+      int64_t blocks = (n + grain - 1) / grain;
+      int64_t b0 = blocks * w / nw, b1 = blocks * (w + 1) / nw;
+      int64_t begin = b0 * grain, end = std::min<int64_t>(n, b1 * grain);
+      if (begin < end) fn(begin, end);
+    });
+  }
+
+ private:
+  void WorkerLoop(int worker);
+
+  int num_workers_;
+  std::vector<std::thread> threads_;
+  const std::function<void(int, int)>* job_ = nullptr;
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::atomic<int> sleepers_{0};
+};
+
+// Pins the calling thread to one core; returns false if the OS refused.
+bool PinCurrentThread(int core);
+
+}  // namespace kiln
