@@ -4,6 +4,7 @@
 // length sane) before any tensor is exposed; errors name the file and the problem.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,9 @@
 #include "util/mmap_file.h"
 
 namespace kiln {
+
+// Largest JSON header accepted (the reference implementation uses a similar 100 MB cap).
+inline constexpr uint64_t kSafetensorsMaxHeader = uint64_t{100} << 20;
 
 class SafetensorsFile : public WeightSource {
  public:
