@@ -64,16 +64,14 @@ float LogSoftmaxAt(const float* logits, int64_t n, int32_t id) {
 void DumpPromptLogits(Model& model, const std::vector<int32_t>& ids, ThreadPool& pool,
                       const GenerateOptions& opt) {
   const int64_t v = model.config().vocab_size, n = static_cast<int64_t>(ids.size());
-  KvCache kv(model.config(), n);
+  PagedKvCache kv(model.config(), 1, n);
   std::vector<float> logits(n * v);
-  std::vector<int64_t> pos(n);
-  for (int64_t t = 0; t < n; ++t) pos[t] = t;
   if (opt.token_by_token) {
     for (int64_t t = 0; t < n; ++t) {
-      model.Forward({&ids[t], 1}, {&pos[t], 1}, kv, pool, false, &logits[t * v]);
+      model.ForwardSequence({&ids[t], 1}, t, kv, pool, false, &logits[t * v]);
     }
   } else {
-    model.Forward(ids, pos, kv, pool, true, logits.data());
+    model.ForwardSequence(ids, 0, kv, pool, true, logits.data());
   }
   std::ofstream out(opt.dump_logits, std::ios::binary);
   out.write(reinterpret_cast<const char*>(logits.data()), logits.size() * sizeof(float));
@@ -108,15 +106,13 @@ void RunGenerate(const GenerateOptions& opt) {
   KILN_CHECK(capacity <= config.max_position_embeddings, "prompt (", ids.size(),
              " tokens) + --max-new-tokens (", opt.max_new_tokens,
              ") exceeds the model's context length ", config.max_position_embeddings);
-  KvCache kv(config, capacity);
+  PagedKvCache kv(config, 1, capacity);
   std::vector<int32_t> stop_ids;
   if (tokenizer) stop_ids = tokenizer->StopIds();
   for (int64_t id : config.eos_token_ids) stop_ids.push_back(static_cast<int32_t>(id));
 
   std::vector<float> logits(config.vocab_size);
-  std::vector<int64_t> pos(ids.size());
-  for (size_t t = 0; t < ids.size(); ++t) pos[t] = static_cast<int64_t>(t);
-  model->Forward(ids, pos, kv, pool, false, logits.data());
+  model->ForwardSequence(ids, 0, kv, pool, false, logits.data());
 
   nlohmann::json tokens = nlohmann::json::array();
   std::vector<int32_t> generated;
@@ -142,7 +138,7 @@ void RunGenerate(const GenerateOptions& opt) {
     }
     if (step + 1 == opt.max_new_tokens) break;
     int64_t p = static_cast<int64_t>(ids.size() + generated.size()) - 1;
-    model->Forward({&next, 1}, {&p, 1}, kv, pool, false, logits.data());
+    model->ForwardSequence({&next, 1}, p, kv, pool, false, logits.data());
   }
   if (!opt.details) {
     std::cout << printer.Flush() << std::endl;

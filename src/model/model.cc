@@ -7,6 +7,7 @@
 #include "formats/hf_config.h"
 #include "formats/safetensors.h"
 #include "model/rope_freqs.h"
+#include "kernels/paged_attention.h"
 #include "util/error.h"
 
 namespace kiln {
@@ -35,7 +36,7 @@ std::unique_ptr<Model> Model::Load(const std::string& path) {
 
 void Model::EnsureScratch(int64_t t) {
   const ModelConfig& c = config_;
-  auto grow = [t](std::vector<float>& v, int64_t width) {
+  auto grow = [t](auto& v, int64_t width) {
     if (static_cast<int64_t>(v.size()) < t * width) v.resize(t * width);
   };
   grow(s_.x, c.hidden_size);
@@ -46,42 +47,118 @@ void Model::EnsureScratch(int64_t t) {
   grow(s_.attn, c.num_heads * c.head_dim);
   grow(s_.gate, c.intermediate_size);
   grow(s_.up, c.intermediate_size);
+  grow(s_.pos, 1);
 }
 
-void Model::Forward(std::span<const int32_t> tokens, std::span<const int64_t> positions,
-                    KvCache& kv, ThreadPool& pool, bool all_logits, float* logits) {
-  const ModelConfig& c = config_;
-  const int64_t n = static_cast<int64_t>(tokens.size());
-  KILN_CHECK(n > 0 && positions.size() == tokens.size(), "Forward: need one position per token");
-  for (int64_t t = 0; t < n; ++t) {
-    KILN_CHECK(tokens[t] >= 0 && tokens[t] < c.vocab_size, "token id ", tokens[t],
-               " is outside the vocabulary [0, ", c.vocab_size, ")");
-    KILN_CHECK(positions[t] >= 0 && positions[t] < kv.capacity(), "position ", positions[t],
-               " is outside the KV cache [0, ", kv.capacity(), ")");
+void Model::CheckBatch(const Batch& batch, const PagedKvCache& kv) const {
+  const int64_t n = static_cast<int64_t>(batch.tokens.size());
+  KILN_CHECK(n > 0, "Forward: empty batch");
+  for (int32_t id : batch.tokens) {
+    KILN_CHECK(id >= 0 && id < config_.vocab_size, "token id ", id,
+               " is outside the vocabulary [0, ", config_.vocab_size, ")");
   }
+  int64_t next = 0;
+  for (const BatchSequence& s : batch.seqs) {
+    KILN_CHECK(s.token_begin == next && s.token_count > 0 && s.token_begin + s.token_count <= n,
+               "Forward: batch sequences must tile the tokens in order");
+    next += s.token_count;
+    const int64_t last = s.start_pos + s.token_count - 1;
+    KILN_CHECK(s.start_pos >= 0 && last < config_.max_position_embeddings, "position ", last,
+               " is outside the model's context of ", config_.max_position_embeddings);
+    KILN_CHECK(last / kv.block_size() < static_cast<int64_t>(s.block_table.size()),
+               "Forward: block table too short for position ", last);
+    for (int32_t b : s.block_table) {
+      KILN_CHECK(b >= 0 && b < kv.num_blocks(), "Forward: KV block id ", b, " out of range");
+    }
+  }
+  KILN_CHECK(next == n, "Forward: batch sequences must cover every token");
+}
+
+void Model::Forward(const Batch& batch, PagedKvCache& kv, ThreadPool& pool, float* logits) {
+  CheckBatch(batch, kv);
+  const ModelConfig& c = config_;
+  const int64_t n = static_cast<int64_t>(batch.tokens.size()), d = c.hidden_size;
   EnsureScratch(n);
-  const int64_t d = c.hidden_size;
+  for (const BatchSequence& s : batch.seqs) {
+    for (int64_t i = 0; i < s.token_count; ++i) s_.pos[s.token_begin + i] = s.start_pos + i;
+  }
   // x [T, D] = embed[tokens]
-  for (int64_t t = 0; t < n; ++t) kernels::DequantizeRow(weights_.embed, tokens[t], &s_.x[t * d]);
+  for (int64_t t = 0; t < n; ++t) {
+    kernels::DequantizeRow(weights_.embed, batch.tokens[t], &s_.x[t * d]);
+  }
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
-    AttentionBlock(w, l, positions, kv, pool);
+    AttentionBlock(w, l, batch, kv, pool);
     MlpBlock(w, n, pool);
   }
-  // Final norm and LM head, on every row or only the last one.
+  // Final norm of the rows that need logits, gathered into h [S, D]; LM head -> [S, V].
   const float eps = static_cast<float>(c.rms_norm_eps);
-  const int64_t first = all_logits ? 0 : n - 1;
-  for (int64_t t = first; t < n; ++t) {
-    kernels::RmsNorm(&s_.x[t * d], weights_.final_norm.data(), d, eps, &s_.h[t * d]);
+  int64_t rows = 0;
+  for (const BatchSequence& s : batch.seqs) {
+    if (!s.want_logits) continue;
+    const int64_t t = s.token_begin + s.token_count - 1;
+    kernels::RmsNorm(&s_.x[t * d], weights_.final_norm.data(), d, eps, &s_.h[rows * d]);
+    ++rows;
   }
-  kernels::MatMul(weights_.lm_head, &s_.h[first * d], n - first, logits, pool);
+  if (rows > 0) kernels::MatMul(weights_.lm_head, s_.h.data(), rows, logits, pool);
 }
 
-// x += o_proj(attention(rope(q), rope(k), v)) over the normed x; K/V appended to the cache.
-void Model::AttentionBlock(const LayerWeights& w, int64_t layer,
-                           std::span<const int64_t> positions, KvCache& kv, ThreadPool& pool) {
+void Model::ForwardSequence(std::span<const int32_t> tokens, int64_t start_pos, PagedKvCache& kv,
+                            ThreadPool& pool, bool all_logits, float* logits) {
+  Batch batch;
+  BatchSequence seq;
+  seq.start_pos = start_pos;
+  for (int32_t b = 0; b < kv.num_blocks(); ++b) seq.block_table.push_back(b);
+  if (!all_logits) {
+    batch.tokens.assign(tokens.begin(), tokens.end());
+    seq.token_count = static_cast<int64_t>(tokens.size());
+    batch.seqs.push_back(seq);
+    Forward(batch, kv, pool, logits);
+    return;
+  }
+  // Every position's logits: one single-token sequence view per token, sharing the blocks.
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    batch.tokens.push_back(tokens[i]);
+    seq.token_begin = static_cast<int64_t>(i);
+    seq.token_count = 1;
+    seq.start_pos = start_pos + static_cast<int64_t>(i);
+    batch.seqs.push_back(seq);
+  }
+  Forward(batch, kv, pool, logits);
+}
+
+// q, k: optional bias, optional per-head RMSNorm (Qwen3), then RoPE at the token's position.
+void Model::QkvPostprocess(const LayerWeights& w, int64_t t) {
   const ModelConfig& c = config_;
-  const int64_t n = static_cast<int64_t>(positions.size());
+  const int64_t hd = c.head_dim, q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  float* q = &s_.q[t * q_dim];
+  float* k = &s_.k[t * kv_dim];
+  if (c.attention_bias) {
+    kernels::AddInPlace(q, w.q_bias.data(), q_dim);
+    kernels::AddInPlace(k, w.k_bias.data(), kv_dim);
+    kernels::AddInPlace(&s_.v[t * kv_dim], w.v_bias.data(), kv_dim);
+  }
+  if (c.qk_norm) {
+    for (int64_t h = 0; h < c.num_heads; ++h) {
+      kernels::RmsNorm(q + h * hd, w.q_norm.data(), hd, eps, q + h * hd);
+    }
+    for (int64_t h = 0; h < c.num_kv_heads; ++h) {
+      kernels::RmsNorm(k + h * hd, w.k_norm.data(), hd, eps, k + h * hd);
+    }
+  }
+  const int ihd = static_cast<int>(hd);
+  kernels::Rope(q, static_cast<int>(c.num_heads), ihd, rope_inv_freq_.data(), s_.pos[t],
+                c.rope_style);
+  kernels::Rope(k, static_cast<int>(c.num_kv_heads), ihd, rope_inv_freq_.data(), s_.pos[t],
+                c.rope_style);
+}
+
+// x += o_proj(attention(q, K, V)) over the normed x; the new K/V rows go into the paged cache.
+void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& batch,
+                           PagedKvCache& kv, ThreadPool& pool) {
+  const ModelConfig& c = config_;
+  const int64_t n = static_cast<int64_t>(batch.tokens.size());
   const int64_t d = c.hidden_size, hd = c.head_dim;
   const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
   const float eps = static_cast<float>(c.rms_norm_eps);
@@ -91,36 +168,19 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer,
   kernels::MatMul(w.wq, s_.h.data(), n, s_.q.data(), pool);  // q [T, H*hd]
   kernels::MatMul(w.wk, s_.h.data(), n, s_.k.data(), pool);  // k [T, KV*hd]
   kernels::MatMul(w.wv, s_.h.data(), n, s_.v.data(), pool);  // v [T, KV*hd]
-  float* k_cache = kv.K(layer);  // [capacity, KV, hd]
-  float* v_cache = kv.V(layer);
-  for (int64_t t = 0; t < n; ++t) {
-    float* q = &s_.q[t * q_dim];
-    float* k = &s_.k[t * kv_dim];
-    float* v = &s_.v[t * kv_dim];
-    if (c.attention_bias) {
-      kernels::AddInPlace(q, w.q_bias.data(), q_dim);
-      kernels::AddInPlace(k, w.k_bias.data(), kv_dim);
-      kernels::AddInPlace(v, w.v_bias.data(), kv_dim);
+  const kernels::AttentionShape shape{static_cast<int>(c.num_heads),
+                                      static_cast<int>(c.num_kv_heads), static_cast<int>(hd),
+                                      1.0f / std::sqrt(static_cast<float>(hd))};
+  for (const BatchSequence& s : batch.seqs) {
+    const int32_t* table = s.block_table.data();
+    for (int64_t t = s.token_begin; t < s.token_begin + s.token_count; ++t) {
+      QkvPostprocess(w, t);
+      std::copy_n(&s_.k[t * kv_dim], kv_dim, kv.KRow(layer, table, s_.pos[t]));
+      std::copy_n(&s_.v[t * kv_dim], kv_dim, kv.VRow(layer, table, s_.pos[t]));
     }
-    if (c.qk_norm) {
-      for (int64_t h = 0; h < c.num_heads; ++h) {
-        kernels::RmsNorm(q + h * hd, w.q_norm.data(), hd, eps, q + h * hd);
-      }
-      for (int64_t h = 0; h < c.num_kv_heads; ++h) {
-        kernels::RmsNorm(k + h * hd, w.k_norm.data(), hd, eps, k + h * hd);
-      }
-    }
-    const int nh = static_cast<int>(c.num_heads), nkv = static_cast<int>(c.num_kv_heads);
-    kernels::Rope(q, nh, static_cast<int>(hd), rope_inv_freq_.data(), positions[t], c.rope_style);
-    kernels::Rope(k, nkv, static_cast<int>(hd), rope_inv_freq_.data(), positions[t],
-                  c.rope_style);
-    std::copy(k, k + kv_dim, k_cache + positions[t] * kv_dim);
-    std::copy(v, v + kv_dim, v_cache + positions[t] * kv_dim);
+    kernels::PagedAttention(&s_.q[s.token_begin * q_dim], &s_.pos[s.token_begin], s.token_count,
+                            kv.View(layer, table), shape, &s_.attn[s.token_begin * q_dim], pool);
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  kernels::Attention(s_.q.data(), positions.data(), n, k_cache, v_cache,
-                     static_cast<int>(c.num_heads), static_cast<int>(c.num_kv_heads),
-                     static_cast<int>(hd), scale, s_.attn.data(), pool);
   kernels::MatMul(w.wo, s_.attn.data(), n, s_.h.data(), pool);  // [T, D]
   kernels::AddInPlace(s_.x.data(), s_.h.data(), n * d);
 }

@@ -10,7 +10,8 @@
 
 #include "formats/tensor.h"
 #include "model/config.h"
-#include "model/kv_cache.h"
+#include "model/batch.h"
+#include "model/paged_kv_cache.h"
 #include "model/weights.h"
 #include "util/thread_pool.h"
 
@@ -28,20 +29,27 @@ class Model {
   // The GGUF file when the model came from one (it also holds the tokenizer), else nullptr.
   const GgufFile* gguf() const { return gguf_; }
 
-  // Runs tokens[T] of one sequence at positions[T] (each < kv.capacity()), appending their K/V
-  // to `kv`, and writes logits: [T, V] when all_logits, else [1, V] for the last token.
-  // One call at a time per Model (it owns the activation scratch).
-  void Forward(std::span<const int32_t> tokens, std::span<const int64_t> positions, KvCache& kv,
-               ThreadPool& pool, bool all_logits, float* logits);
+  // Runs the batch's new tokens [T] (several sequences concatenated), writing their K/V into
+  // `kv` at the rows their block tables name, and writes logits [S, V] for the S sequences with
+  // want_logits, in batch order. One call at a time per Model (it owns the activation scratch).
+  void Forward(const Batch& batch, PagedKvCache& kv, ThreadPool& pool, float* logits);
+
+  // Convenience for one sequence whose KV blocks are 0, 1, 2, ... of `kv`: tokens at positions
+  // start_pos.., logits of every token ([T, V]) or of the last one ([1, V]).
+  void ForwardSequence(std::span<const int32_t> tokens, int64_t start_pos, PagedKvCache& kv,
+                       ThreadPool& pool, bool all_logits, float* logits);
 
  private:
   Model() = default;
   struct Scratch {
     std::vector<float> x, h, q, k, v, attn, gate, up;  // activations, [T, ...]
+    std::vector<int64_t> pos;                          // [T]
   };
   void EnsureScratch(int64_t tokens);
-  void AttentionBlock(const LayerWeights& w, int64_t layer, std::span<const int64_t> positions,
-                      KvCache& kv, ThreadPool& pool);
+  void CheckBatch(const Batch& batch, const PagedKvCache& kv) const;
+  void AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& kv,
+                      ThreadPool& pool);
+  void QkvPostprocess(const LayerWeights& w, int64_t t);
   void MlpBlock(const LayerWeights& w, int64_t n_tokens, ThreadPool& pool);
 
   std::string path_;

@@ -28,7 +28,7 @@ bool PinCurrentThread(int core) {
 
 ThreadPool::ThreadPool(const std::vector<int>& cores, bool pin)
     : num_workers_(std::max<int>(1, static_cast<int>(cores.size()))) {
-  if (pin && !cores.empty()) PinCurrentThread(cores[0]);
+  if (pin && !cores.empty()) caller_core_ = cores[0];
   for (int w = 1; w < num_workers_; ++w) {
     threads_.emplace_back([this, w, pin, core = cores[w]] {
       if (pin) PinCurrentThread(core);
@@ -47,7 +47,14 @@ ThreadPool::~ThreadPool() {
   for (auto& t : threads_) t.join();
 }
 
+void ThreadPool::PinCaller() {
+  if (caller_core_ < 0 || pinned_caller_ == std::this_thread::get_id()) return;
+  PinCurrentThread(caller_core_);
+  pinned_caller_ = std::this_thread::get_id();
+}
+
 void ThreadPool::RunOnAll(const std::function<void(int, int)>& fn) {
+  PinCaller();
   if (num_workers_ == 1) {
     fn(0, 1);
     return;

@@ -25,8 +25,9 @@ class ThreadPool {
 
   int size() const { return num_workers_; }
 
-  // Runs fn(worker, num_workers) once on every worker, the caller being worker 0, and returns
-  // when all are done. Not reentrant: call it from one thread at a time.
+  // Runs fn(worker, num_workers) once on every worker, the caller being worker 0 (pinned to
+  // cores[0] on its first call), and returns when all are done. Not reentrant: call it from one
+  // thread at a time.
   void RunOnAll(const std::function<void(int, int)>& fn);
 
   // Splits [0, n) into size() contiguous chunks (aligned to `grain`) and runs
@@ -35,6 +36,7 @@ class ThreadPool {
   void ParallelFor(int64_t n, int64_t grain, F&& fn) {
     if (n <= 0) return;
     if (num_workers_ == 1 || n <= grain) {
+      PinCaller();
       fn(int64_t{0}, n);
       return;
     }
@@ -49,7 +51,11 @@ class ThreadPool {
  private:
   void WorkerLoop(int worker);
 
+  void PinCaller();
+
   int num_workers_;
+  int caller_core_ = -1;  // -1: do not pin the calling thread
+  std::thread::id pinned_caller_;
   std::vector<std::thread> threads_;
   const std::function<void(int, int)>* job_ = nullptr;
   std::atomic<uint64_t> epoch_{0};

@@ -1,0 +1,50 @@
+#include "engine/model_runner_impl.h"
+
+#include <algorithm>
+
+#include "model/model.h"
+#include "model/paged_kv_cache.h"
+#include "util/core_set.h"
+#include "util/error.h"
+#include "util/thread_pool.h"
+
+namespace kiln {
+namespace {
+
+int64_t PoolBlocks(const ModelConfig& config, const ModelRunnerOptions& o) {
+  int64_t tokens = o.max_batch_total_tokens;
+  if (tokens <= 0) tokens = o.kv_memory_bytes / PagedKvCache::BytesPerToken(config);
+  KILN_CHECK(tokens >= o.block_size, "KV budget of ", tokens,
+             " tokens is smaller than one block of ", o.block_size);
+  return tokens / o.block_size;
+}
+
+class ModelRunnerImpl : public ModelRunner {
+ public:
+  ModelRunnerImpl(Model& model, const ModelRunnerOptions& o)
+      : model_(model),
+        kv_(model.config(), PoolBlocks(model.config(), o), o.block_size),
+        pool_(o.cores.empty() ? AllowedCores() : o.cores, o.pin_threads) {}
+
+  int64_t vocab_size() const override { return model_.config().vocab_size; }
+  int64_t block_size() const override { return kv_.block_size(); }
+  int64_t num_blocks() const override { return kv_.num_blocks(); }
+  int64_t max_context() const override { return model_.config().max_position_embeddings; }
+  void Forward(const Batch& batch, float* logits) override {
+    model_.Forward(batch, kv_, pool_, logits);
+  }
+
+ private:
+  Model& model_;
+  PagedKvCache kv_;
+  ThreadPool pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<ModelRunner> MakeModelRunner(Model& model, const ModelRunnerOptions& options) {
+  KILN_CHECK(options.block_size > 0, "KV block size must be > 0");
+  return std::make_unique<ModelRunnerImpl>(model, options);
+}
+
+}  // namespace kiln

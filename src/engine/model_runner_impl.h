@@ -1,0 +1,26 @@
+// The real ModelRunner: kiln::Model over a preallocated paged KV pool and a pinned compute pool.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/model_runner.h"
+
+namespace kiln {
+
+class Model;
+
+struct ModelRunnerOptions {
+  int64_t block_size = 16;  // tokens per KV block
+  // KV pool size in tokens (TGI's --max-batch-total-tokens); 0 = derive from kv_memory_bytes.
+  int64_t max_batch_total_tokens = 0;
+  int64_t kv_memory_bytes = int64_t{2} << 30;  // used when max_batch_total_tokens == 0
+  std::vector<int> cores;                       // compute cores; empty = all allowed
+  bool pin_threads = true;
+};
+
+// `model` must outlive the runner.
+std::unique_ptr<ModelRunner> MakeModelRunner(Model& model, const ModelRunnerOptions& options);
+
+}  // namespace kiln

@@ -1,0 +1,135 @@
+// Highway implementation of PagedAttention, one dispatch per call.
+#include "kernels/paged_attention.h"
+
+#include <cmath>
+#include <vector>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/paged_attention.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace kiln::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+float Dot(const float* a, const float* b, int n) {
+  const hn::ScalableTag<float> d;
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  auto acc0 = hn::Zero(d), acc1 = hn::Zero(d);
+  int i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    acc0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), acc0);
+    acc1 = hn::MulAdd(hn::LoadU(d, a + i + lanes), hn::LoadU(d, b + i + lanes), acc1);
+  }
+  for (; i + lanes <= n; i += lanes) acc0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), acc0);
+  float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(acc0, acc1)));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// y[0, n) += w * x[0, n)
+void Axpy(float w, const float* x, float* y, int n) {
+  const hn::ScalableTag<float> d;
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  const auto vw = hn::Set(d, w);
+  int i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(hn::MulAdd(vw, hn::LoadU(d, x + i), hn::LoadU(d, y + i)), d, y + i);
+  }
+  for (; i < n; ++i) y[i] += w * x[i];
+}
+
+// One (token, head): scores over positions 0..last, softmax, weighted sum of V.
+void AttendOne(const float* q, int64_t last, const PagedKv& kv, int64_t kv_offset, int head_dim,
+               float scale, int64_t kv_dim, std::vector<float>& scores, float* out) {
+  scores.resize(last + 1);
+  float max_score = -INFINITY;
+  for (int64_t p = 0; p <= last; ++p) {
+    const int64_t row = kv.block_table[p / kv.block_size] * kv.block_stride +
+                        (p % kv.block_size) * kv_dim + kv_offset;
+    scores[p] = Dot(q, kv.k_base + row, head_dim) * scale;
+    max_score = std::max(max_score, scores[p]);
+  }
+  float sum = 0.0f;
+  for (int64_t p = 0; p <= last; ++p) {
+    scores[p] = std::exp(scores[p] - max_score);
+    sum += scores[p];
+  }
+  const float inv = 1.0f / sum;
+  std::fill(out, out + head_dim, 0.0f);
+  for (int64_t p = 0; p <= last; ++p) {
+    const int64_t row = kv.block_table[p / kv.block_size] * kv.block_stride +
+                        (p % kv.block_size) * kv_dim + kv_offset;
+    Axpy(scores[p] * inv, kv.v_base + row, out, head_dim);
+  }
+}
+
+void PagedAttentionRange(const float* q, const int64_t* pos, const PagedKv& kv,
+                         const AttentionShape& s, float* out, int64_t begin, int64_t end) {
+  thread_local std::vector<float> scores;
+  const int64_t kv_dim = static_cast<int64_t>(s.n_kv_heads) * s.head_dim;
+  const int group = s.n_heads / s.n_kv_heads;
+  for (int64_t task = begin; task < end; ++task) {
+    const int64_t t = task / s.n_heads;
+    const int h = static_cast<int>(task % s.n_heads);
+    const int64_t qo = (t * s.n_heads + h) * s.head_dim;
+    AttendOne(q + qo, pos[t], kv, static_cast<int64_t>(h / group) * s.head_dim, s.head_dim,
+              s.scale, kv_dim, scores, out + qo);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace kiln::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace kiln::kernels {
+
+HWY_EXPORT(PagedAttentionRange);
+
+void PagedAttention(const float* q, const int64_t* pos, int64_t n_tokens, const PagedKv& kv,
+                    const AttentionShape& shape, float* out, ThreadPool& pool) {
+  pool.ParallelFor(n_tokens * shape.n_heads, 1, [&](int64_t begin, int64_t end) {
+    HWY_DYNAMIC_DISPATCH(PagedAttentionRange)(q, pos, kv, shape, out, begin, end);
+  });
+}
+
+namespace scalar {
+
+void PagedAttention(const float* q, const int64_t* pos, int64_t n_tokens, const PagedKv& kv,
+                    const AttentionShape& s, float* out) {
+  const int64_t kv_dim = static_cast<int64_t>(s.n_kv_heads) * s.head_dim;
+  const int group = s.n_heads / s.n_kv_heads;
+  std::vector<double> w;
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    for (int h = 0; h < s.n_heads; ++h) {
+      const float* qh = q + (t * s.n_heads + h) * s.head_dim;
+      float* oh = out + (t * s.n_heads + h) * s.head_dim;
+      const int64_t off = static_cast<int64_t>(h / group) * s.head_dim;
+      auto row = [&](int64_t p) {
+        return kv.block_table[p / kv.block_size] * kv.block_stride + (p % kv.block_size) * kv_dim +
+               off;
+      };
+      w.assign(pos[t] + 1, 0.0);
+      double mx = -INFINITY, sum = 0;
+      for (int64_t p = 0; p <= pos[t]; ++p) {
+        double dot = 0;
+        for (int i = 0; i < s.head_dim; ++i) dot += double{qh[i]} * kv.k_base[row(p) + i];
+        w[p] = dot * s.scale;
+        mx = std::max(mx, w[p]);
+      }
+      for (double& x : w) sum += (x = std::exp(x - mx));
+      for (int i = 0; i < s.head_dim; ++i) {
+        double acc = 0;
+        for (int64_t p = 0; p <= pos[t]; ++p) acc += w[p] * kv.v_base[row(p) + i];
+        oh[i] = static_cast<float>(acc / sum);
+      }
+    }
+  }
+}
+
+}  // namespace scalar
+}  // namespace kiln::kernels
+#endif  // HWY_ONCE
