@@ -1,6 +1,12 @@
 // GGUF v2/v3 reader: header, metadata key/values, tensor infos, mmapped tensor data.
 // Every count, length, offset, shape and type is validated against the file before use; a
 // malformed file throws kiln::Error("<path>: <problem>"), never reads out of bounds.
+//
+// Accepted: little-endian v2/v3; non-empty unique keys; bools 0/1; general.alignment a uint32
+// nonzero power of two (default 32); unique tensor names; n_dims 1..4; dims >= 0 (a zero dim
+// is an empty tensor, as in llama.cpp) with the element count fitting int64; ne[0] a multiple
+// of the type's block; offsets aligned, inside the file and not overlapping (gaps and any
+// order are fine). Shapes are exposed in PyTorch order (ne reversed).
 #pragma once
 
 #include <cstdint>
@@ -36,15 +42,15 @@ enum GgufType : uint32_t {
 // Reader limits (a file beyond them is rejected with a clear error).
 inline constexpr int kGgufMaxArrayDepth = 8;  // an array of arrays of ... at most this deep
 // Total array elements over all metadata; each costs ~40 bytes of memory once parsed.
-inline constexpr uint64_t kGgufMaxMetadataElements = uint64_t{1} << 25;
+inline constexpr uint64_t kGgufMaxMetadataElements = uint64_t{1} << 24;
 inline constexpr uint32_t kGgufDefaultAlignment = 32;
 
 // GGUF metadata value. Arrays hold elements of one type; nested arrays are allowed by the
 // format and kept as GgufArray elements.
 struct GgufArray;
-using GgufValue = std::variant<uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t,
-                               int64_t, float, double, bool, std::string,
-                               std::shared_ptr<GgufArray>>;
+using GgufValue =
+    std::variant<uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t, float,
+                 double, bool, std::string, std::shared_ptr<GgufArray>>;
 struct GgufArray {
   uint32_t elem_type = 0;  // GGUF value type id of the elements
   std::vector<GgufValue> values;
@@ -81,9 +87,9 @@ class GgufFile : public WeightSource {
 
   // WeightSource
   const TensorView* Find(const std::string& name) const override;
-  std::vector<std::string> Names() const override;
+  std::vector<std::string> Names() const override;  // file order
   std::string Describe() const override { return file_.path(); }
-  const std::vector<TensorView>& tensors() const { return tensors_; }
+  const std::vector<TensorView>& tensors() const { return tensors_; }  // file order
 
  private:
   MappedFile file_;

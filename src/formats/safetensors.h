@@ -2,6 +2,14 @@
 // model.safetensors.index.json. Header JSON, dtypes, shapes and data_offsets are validated
 // against the file (offsets in bounds, sizes equal to shape x dtype, no overlaps, header
 // length sane) before any tensor is exposed; errors name the file and the problem.
+//
+// As the safetensors spec requires, the tensors must tile the data section exactly (sorted by
+// offset: no overlap, no hole, nothing after the last one), and duplicate JSON keys are
+// rejected. Kiln loads F32, F16 and BF16; other dtypes are rejected by name. Data pointers are
+// file + 8 + N + begin: aligned to the element size when the writer padded the header to a
+// multiple of 8 and ordered tensors by element size (the reference writer and
+// SafetensorsWriter both do), but a hand-made file can hold unaligned tensors, so consumers
+// should not assume alignment.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +31,7 @@ class SafetensorsFile : public WeightSource {
   explicit SafetensorsFile(const std::string& path);
 
   const TensorView* Find(const std::string& name) const override;
-  std::vector<std::string> Names() const override;
+  std::vector<std::string> Names() const override;  // sorted
   std::string Describe() const override { return file_.path(); }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
@@ -34,7 +42,9 @@ class SafetensorsFile : public WeightSource {
 };
 
 // All shards of a checkpoint directory: model.safetensors, or the shards listed in
-// model.safetensors.index.json (each tensor must be in the shard the index names).
+// model.safetensors.index.json (each tensor must be in the shard the index names; shard names
+// must be plain file names in the directory; only tensors listed in the weight_map are served).
+// The index wins when both files exist.
 class SafetensorsCheckpoint : public WeightSource {
  public:
   explicit SafetensorsCheckpoint(const std::string& dir);
