@@ -24,11 +24,13 @@ struct Matrix {
 
 // y[M, N] = x[M, K] · W[N, K]^T (a Linear layer without bias).
 // f32/f16/bf16 W: f32 products and accumulation.
-// Quantized W (q8_0, q4_0, q4_1, ...): each x row is first quantized to 8-bit blocks of 32
-// (one f32 scale per block, round-to-nearest, like GGML's q8_0/q8_1 activations), then the
-// dot is done in integers per block and scaled; this matches llama.cpp's numerics.
-// Work is split over `pool` by output rows (and by x rows for large M). No allocation per call
-// once scratch buffers have grown.
+// Quantized W (q8_0, q4_0, q4_1): each x row is first quantized to 8-bit blocks of 32 exactly as
+// llama.cpp's x86 quantize_row_q8_0/q8_1 do (d = amax/127 stored as f16, q = round-half-even
+// of x*127/amax, q8_1's s = f16(d*sum q); see quantize.h), then the dot is done in integers per
+// block and scaled by the f16 scales in f32; this matches llama.cpp's numerics up to the order
+// of the f32 sum. K-quants throw kiln::Error for now. y must not alias x.
+// Work is split over `pool` by output rows (activation quantization by x rows for large M).
+// No allocation per call once scratch buffers have grown.
 void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool);
 
 // dst[0, n) = row `row` of W dequantized to f32 (embedding lookup).
@@ -47,8 +49,7 @@ void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* o
 // kInterleaved: pairs (2i, 2i + 1) (GGML NORM mode, used by llama.cpp for llama GGUFs, whose
 // converter permuted Q and K rows accordingly).
 enum class RopeStyle { kHalf, kInterleaved };
-void Rope(float* x, int n_heads, int head_dim, const float* inv_freq, int64_t pos,
-          RopeStyle style);
+void Rope(float* x, int n_heads, int head_dim, const float* inv_freq, int64_t pos, RopeStyle style);
 
 // out[i] = silu(gate[i]) * up[i]; out may alias gate or up.
 void SiluMul(const float* gate, const float* up, int64_t n, float* out);
@@ -65,9 +66,9 @@ void Softmax(float* x, int64_t n);
 // pos [n_tokens]: query t attends to cache rows 0..pos[t] inclusive.
 // out [n_tokens, n_heads, head_dim]. GQA: head h reads kv head h / (n_heads / n_kv_heads).
 // scale: usually 1/sqrt(head_dim). Parallel over (token, head).
-void Attention(const float* q, const int64_t* pos, int64_t n_tokens, const float* k,
-               const float* v, int n_heads, int n_kv_heads, int head_dim, float scale,
-               float* out, ThreadPool& pool);
+void Attention(const float* q, const int64_t* pos, int64_t n_tokens, const float* k, const float* v,
+               int n_heads, int n_kv_heads, int head_dim, float scale, float* out,
+               ThreadPool& pool);
 
 // Name of the SIMD target chosen at runtime ("AVX3", "AVX2", ...), for logs and benchmarks.
 const char* ActiveTargetName();

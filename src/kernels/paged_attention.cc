@@ -4,6 +4,9 @@
 #include <cmath>
 #include <vector>
 
+// clang-format off
+#include "kernels/hwy_config.h"  // before any hwy header: all kernel TUs share one target set
+// clang-format on
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/paged_attention.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -40,11 +41,16 @@ class ThreadPool {
       fn(int64_t{0}, n);
       return;
     }
-    RunOnAll([&](int w, int nw) {
-      int64_t blocks = (n + grain - 1) / grain;
+    // One captured pointer keeps the std::function in its inline buffer: no allocation per call.
+    struct Job {
+      int64_t n, grain;
+      std::remove_reference_t<F>* fn;
+    } job{n, grain, &fn};
+    RunOnAll([&job](int w, int nw) {
+      int64_t blocks = (job.n + job.grain - 1) / job.grain;
       int64_t b0 = blocks * w / nw, b1 = blocks * (w + 1) / nw;
-      int64_t begin = b0 * grain, end = std::min<int64_t>(n, b1 * grain);
-      if (begin < end) fn(begin, end);
+      int64_t begin = b0 * job.grain, end = std::min<int64_t>(job.n, b1 * job.grain);
+      if (begin < end) (*job.fn)(begin, end);
     });
   }
 

@@ -1,0 +1,100 @@
+// MatMul throughput per weight dtype: decode (m = 1) as GB/s of weights streamed, prefill
+// (m = 128) as GFLOP/s, with 1 and 2 pool threads. Small shapes stay in cache between
+// iterations, so their GB/s measure the kernel rather than DRAM.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/ops.h"
+#include "util/dtype.h"
+#include "util/thread_pool.h"
+
+namespace kiln::kernels {
+namespace {
+
+const DType kTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16,
+                        DType::kQ8_0, DType::kQ4_0, DType::kQ4_1};
+
+struct Setup {
+  std::vector<uint8_t> weights;
+  Matrix w;
+  std::vector<float> x, y;
+
+  Setup(DType dtype, int64_t n, int64_t k, int64_t m) : x(m * k), y(m * n) {
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    const uint64_t row_bytes = *BytesForElements(dtype, k);
+    weights.resize(row_bytes * n);
+    std::vector<float> row(k);
+    for (int64_t r = 0; r < n; ++r) {
+      for (float& v : row) v = dist(rng);
+      QuantizeRow(dtype, row.data(), k, &weights[r * row_bytes]);
+    }
+    for (float& v : x) v = dist(rng);
+    w = Matrix{dtype, n, k, weights.data(), row_bytes};
+  }
+};
+
+std::vector<int> Cores(int threads) {
+  std::vector<int> cores;
+  for (int i = 0; i < threads; ++i) cores.push_back(i);
+  return cores;
+}
+
+// Args: dtype index, N, K, m, threads.
+void BM_MatMul(benchmark::State& state) {
+  const DType dtype = kTypes[state.range(0)];
+  const int64_t n = state.range(1), k = state.range(2), m = state.range(3);
+  ThreadPool pool(Cores(static_cast<int>(state.range(4))), /*pin=*/true);
+  Setup s(dtype, n, k, m);
+  for (auto _ : state) {
+    MatMul(s.w, s.x.data(), m, s.y.data(), pool);
+    benchmark::DoNotOptimize(s.y.data());
+  }
+  const double iters = static_cast<double>(state.iterations());
+  const double weight_bytes = static_cast<double>(s.weights.size());
+  state.counters["GB/s"] =
+      benchmark::Counter(iters * weight_bytes / 1e9, benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(iters * 2.0 * m * n * k / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(GetDTypeInfo(dtype).name) + " " + ActiveTargetName());
+}
+
+void DecodeArgs(benchmark::internal::Benchmark* b) {
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {576, 576}, {1536, 576}, {576, 1536}, {2048, 2048}, {8192, 2048}};
+  for (int64_t t = 0; t < static_cast<int64_t>(std::size(kTypes)); ++t) {
+    for (auto [n, k] : shapes) {
+      for (int64_t threads : {1, 2}) b->Args({t, n, k, 1, threads});
+    }
+  }
+}
+
+void PrefillArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t t = 0; t < static_cast<int64_t>(std::size(kTypes)); ++t) {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1536, 576}, {2048, 2048}}) {
+      for (int64_t threads : {1, 2}) b->Args({t, n, k, 128, threads});
+    }
+  }
+}
+
+BENCHMARK(BM_MatMul)
+    ->Name("MatMul/decode")
+    ->ArgNames({"dtype", "N", "K", "m", "threads"})
+    ->Apply(DecodeArgs)
+    ->UseRealTime()
+    ->MinTime(0.2);
+BENCHMARK(BM_MatMul)
+    ->Name("MatMul/prefill")
+    ->ArgNames({"dtype", "N", "K", "m", "threads"})
+    ->Apply(PrefillArgs)
+    ->UseRealTime()
+    ->MinTime(0.2);
+
+}  // namespace
+}  // namespace kiln::kernels
+
+BENCHMARK_MAIN();

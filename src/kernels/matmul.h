@@ -1,0 +1,19 @@
+// Internal: one MatMul call as seen by the per-target row kernels (matmul-inl.h).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/ops.h"
+#include "kernels/quantize.h"
+
+namespace kiln::kernels {
+
+struct MatMulArgs {
+  const Matrix* w = nullptr;  // [N, K]
+  const float* x = nullptr;   // [m, K] f32 activations (read by f32/f16/bf16 weights)
+  ActsView acts;              // [m, K] quantized activations (read by quantized weights)
+  int64_t m = 0;
+  float* y = nullptr;  // [m, N]
+};
+
+}  // namespace kiln::kernels

@@ -1,0 +1,168 @@
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernel_test_util.h"
+#include "kernels/ops.h"
+#include "kernels/scalar_ops.h"
+#include "util/error.h"
+#include "util/half.h"
+#include "util/thread_pool.h"
+
+namespace kiln::kernels {
+namespace {
+
+using testing::AllMatMulTypes;
+using testing::ForEachTarget;
+using testing::Near;
+using testing::RandomFloats;
+using testing::TestMatrix;
+
+// Compares MatMul with scalar::MatMul for y [m, N] = x [m, K] W^T. The tolerance scales with
+// sum_k |x_k w_nk|: both sides use the same integer block dots (quantized) or the same products
+// (float); only the order of the f32 accumulation differs.
+void ExpectMatMulMatchesScalar(DType dtype, int64_t n, int64_t k, int64_t m, ThreadPool& pool) {
+  SCOPED_TRACE(std::string(GetDTypeInfo(dtype).name) + " N=" + std::to_string(n) +
+               " K=" + std::to_string(k) + " m=" + std::to_string(m) +
+               " threads=" + std::to_string(pool.size()));
+  const TestMatrix w(dtype, n, k, 1000 + static_cast<uint32_t>(n * 7 + k));
+  const std::vector<float> x = RandomFloats(m * k, 2000 + static_cast<uint32_t>(m));
+  std::vector<float> want(m * n), got(m * n, -1.0f), row(k);
+  scalar::MatMul(w.m, x.data(), m, want.data(), pool);
+  MatMul(w.m, x.data(), m, got.data(), pool);
+  for (int64_t j = 0; j < n; ++j) {
+    scalar::DequantizeRow(w.m, j, row.data());
+    for (int64_t r = 0; r < m; ++r) {
+      double l1 = 0.0;
+      for (int64_t i = 0; i < k; ++i) l1 += std::fabs(x[r * k + i] * row[i]);
+      ASSERT_TRUE(Near(got[r * n + j], want[r * n + j], 1e-5, 2e-6 * l1))
+          << "y[" << r << ", " << j << "]";
+    }
+  }
+}
+
+TEST(MatMul, MatchesScalarOnEveryTarget) {
+  ThreadPool pool1({}, /*pin=*/false);
+  ThreadPool pool2({0, 1}, /*pin=*/false);
+  // (N, K): K multiples of 32 with odd and even block counts, N around the row grain.
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {
+      {1, 32}, {5, 64}, {17, 96}, {33, 160}, {70, 544}};
+  ForEachTarget([&] {
+    for (DType dtype : AllMatMulTypes()) {
+      for (auto [n, k] : shapes) {
+        for (int64_t m : {1, 3, 4, 5, 17}) {
+          for (ThreadPool* pool : {&pool1, &pool2})
+            ExpectMatMulMatchesScalar(dtype, n, k, m, *pool);
+        }
+      }
+    }
+  });
+}
+
+TEST(MatMul, LargerShapesMatchScalar) {
+  ThreadPool pool2({0, 1}, /*pin=*/false);
+  ForEachTarget([&] {
+    for (DType dtype : AllMatMulTypes()) {
+      ExpectMatMulMatchesScalar(dtype, 300, 2080, 1, pool2);  // 65 blocks per row
+      ExpectMatMulMatchesScalar(dtype, 67, 1024, 17, pool2);
+    }
+  });
+}
+
+TEST(MatMul, FloatWeightsWithOddK) {
+  ThreadPool pool1({}, /*pin=*/false);
+  ThreadPool pool2({0, 1}, /*pin=*/false);
+  ForEachTarget([&] {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (int64_t k : {1, 7, 33, 100}) {
+        for (int64_t m : {1, 3, 17}) {
+          ExpectMatMulMatchesScalar(dtype, 19, k, m, pool1);
+          ExpectMatMulMatchesScalar(dtype, 19, k, m, pool2);
+        }
+      }
+    }
+  });
+}
+
+// One block of 32 weights against x = 1: x quantizes to q = 127, d_x = f16(1/127) =
+// 0.00787353515625 and s_x = f16(4064 / 127) = 32.
+struct OneBlock {
+  std::vector<uint8_t> bytes;
+  Matrix m;
+  explicit OneBlock(DType t) : bytes(GetDTypeInfo(t).block_bytes) {
+    m = Matrix{t, 1, 32, bytes.data(), bytes.size()};
+  }
+  void SetHalf(int offset, float v) {
+    const uint16_t h = F32ToF16(v);
+    std::memcpy(&bytes[offset], &h, 2);
+  }
+};
+
+TEST(ScalarMatMul, HandComputedQuantizedDots) {
+  ThreadPool pool({}, /*pin=*/false);
+  const std::vector<float> x(32, 1.0f);
+  float y = 0.0f;
+
+  OneBlock q8(DType::kQ8_0);  // w_j = 0.5 (j - 16): sum = -8; ints: 127 * -16 = -2032
+  q8.SetHalf(0, 0.5f);
+  for (int j = 0; j < 32; ++j) q8.bytes[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(j - 16));
+  scalar::MatMul(q8.m, x.data(), 1, &y, pool);
+  EXPECT_EQ(y, -7.99951171875f);  // 0.5 * d_x * -2032
+
+  OneBlock q40(DType::kQ4_0);  // n_j = j % 16, w_j = 0.25 (n_j - 8): ints 127 * -16
+  q40.SetHalf(0, 0.25f);
+  for (int j = 0; j < 16; ++j) q40.bytes[2 + j] = static_cast<uint8_t>(j | (j << 4));
+  scalar::MatMul(q40.m, x.data(), 1, &y, pool);
+  EXPECT_EQ(y, -3.999755859375f);  // 0.25 * d_x * -2032
+
+  OneBlock q41(DType::kQ4_1);  // w_j = 0.5 n_j - 1: ints 127 * 240, min term -1 * 32
+  q41.SetHalf(0, 0.5f);
+  q41.SetHalf(2, -1.0f);
+  for (int j = 0; j < 16; ++j) q41.bytes[4 + j] = static_cast<uint8_t>(j | (j << 4));
+  scalar::MatMul(q41.m, x.data(), 1, &y, pool);
+  EXPECT_EQ(y, 87.99267578125f);  // 0.5 * d_x * 30480 - 32
+
+  // The SIMD kernels agree exactly on a single block (no reordering to differ).
+  ForEachTarget([&] {
+    for (const OneBlock* b : {&q8, &q40, &q41}) {
+      float want = 0.0f, got = 0.0f;
+      scalar::MatMul(b->m, x.data(), 1, &want, pool);
+      MatMul(b->m, x.data(), 1, &got, pool);
+      EXPECT_EQ(got, want) << GetDTypeInfo(b->m.dtype).name;
+    }
+  });
+}
+
+TEST(ScalarMatMul, FloatDotIsPlainSum) {
+  ThreadPool pool({}, /*pin=*/false);
+  const float w_values[] = {1.0f, 2.0f, -3.0f, 0.5f, 4.0f, 5.0f, 6.0f, -7.0f};
+  const float x[] = {1.0f, 1.0f, 1.0f, 2.0f};
+  Matrix w{DType::kF32, 2, 4, reinterpret_cast<const uint8_t*>(w_values), 16};
+  float y[2];
+  scalar::MatMul(w, x, 1, y, pool);
+  EXPECT_EQ(y[0], 1.0f);  // 1 + 2 - 3 + 1
+  EXPECT_EQ(y[1], 1.0f);  // 4 + 5 + 6 - 14
+  MatMul(w, x, 1, y, pool);
+  EXPECT_EQ(y[0], 1.0f);
+  EXPECT_EQ(y[1], 1.0f);
+}
+
+TEST(MatMul, KQuantsAreRejected) {
+  ThreadPool pool({}, /*pin=*/false);
+  std::vector<uint8_t> bytes(144);
+  const Matrix w{DType::kQ4_K, 1, 256, bytes.data(), bytes.size()};
+  std::vector<float> x(256), y(1);
+  EXPECT_THROW(MatMul(w, x.data(), 1, y.data(), pool), Error);
+  EXPECT_THROW(DequantizeRow(w, 0, x.data()), Error);
+}
+
+TEST(MatMul, ZeroRowsIsANoOp) {
+  ThreadPool pool({}, /*pin=*/false);
+  const TestMatrix w(DType::kQ4_1, 4, 64, 1);
+  std::vector<float> y(4, 3.0f);
+  MatMul(w.m, nullptr, 0, y.data(), pool);
+  EXPECT_EQ(y[0], 3.0f);
+}
+
+}  // namespace
+}  // namespace kiln::kernels
