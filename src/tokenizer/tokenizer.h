@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +14,24 @@ namespace kiln {
 
 class GgufFile;
 
+// A vocabulary as plain vectors: what tokenizer.ggml.* holds in a GGUF. FromGguf fills one.
+struct VocabSpec {
+  std::string source;  // for error messages (the file)
+  std::string model;   // tokenizer.ggml.model: "llama" (SentencePiece) or "gpt2" (byte-level BPE)
+  std::string pre;     // tokenizer.ggml.pre (gpt2 only); empty = "default"
+  std::vector<std::string> tokens;
+  std::vector<float> scores;         // empty = all 0
+  std::vector<int32_t> token_types;  // 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused,
+                                     // 6 byte; empty = all normal
+  std::vector<std::string> merges;   // gpt2: "left right", rank = index
+  // tokenizer.ggml.<x>_token_id; unset (or out of range) = the model type's default.
+  std::optional<int64_t> bos_id, eos_id, eot_id, eom_id, unk_id, pad_id;
+  std::optional<int64_t> fim_pre_id, fim_suf_id, fim_mid_id, fim_pad_id, fim_rep_id, fim_sep_id;
+  std::optional<bool> add_bos, add_eos, add_space_prefix;  // tokenizer.ggml.add_*
+  std::string general_name;  // general.name (llama.cpp keys a few token attributes on it)
+  std::string architecture;  // general.architecture
+};
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -20,6 +39,8 @@ class Tokenizer {
   // From tokenizer.ggml.* metadata (model "llama" = SentencePiece with scores, "gpt2" = byte-level
   // BPE with merges). Throws kiln::Error naming the file when the vocabulary is missing or bad.
   static std::unique_ptr<Tokenizer> FromGguf(const GgufFile& gguf);
+  // Same from plain vectors (tests, other containers). Throws kiln::Error when malformed.
+  static std::unique_ptr<Tokenizer> FromVocab(const VocabSpec& spec);
 
   // add_special: prepend BOS (when the vocabulary asks for it) / append EOS like llama.cpp's
   // llama_tokenize(add_special=true). Special-token text in `text` is matched as special
@@ -28,15 +49,26 @@ class Tokenizer {
                                       bool parse_special = false) const = 0;
 
   // Concatenated text of the ids (leading-space rules as llama.cpp's detokenize).
+  // skip_special = true is llama_detokenize(remove_special=true, unparse_special=false): control
+  // and unknown tokens give no text. false is (remove_special=false, unparse_special=true):
+  // they give their text. Throws kiln::Error on an id outside the vocabulary.
   virtual std::string Decode(std::span<const int32_t> ids, bool skip_special = true) const = 0;
 
-  // Raw bytes of one token as it appears in generated text (may be a partial UTF-8 sequence).
+  // Raw bytes of one token as it appears in generated text (may be a partial UTF-8 sequence);
+  // empty for control and unknown tokens (llama_token_to_piece with special=false).
   virtual std::string TokenPiece(int32_t id) const = 0;
+  // The token's vocabulary string as stored ("Ġthe" in byte-level BPE, "▁the" in SentencePiece).
+  virtual std::string_view TokenText(int32_t id) const = 0;
 
   virtual int32_t vocab_size() const = 0;
   virtual int32_t bos_id() const = 0;  // -1 when none
   virtual int32_t eos_id() const = 0;  // -1 when none
+  // Control, user-defined or unknown: the tokens parse_special matches as text.
   virtual bool IsSpecial(int32_t id) const = 0;
+  virtual bool IsControl(int32_t id) const = 0;
+  // Whether Encode(add_special=true) prepends BOS / appends EOS.
+  virtual bool AddsBos() const = 0;
+  virtual bool AddsEos() const = 0;
   // Ids that end generation (eos plus end-of-turn tokens such as <|im_end|>, <|eot_id|>).
   virtual std::vector<int32_t> StopIds() const = 0;
 };

@@ -1,0 +1,112 @@
+// Developer tool for the tokenizer golden tests: loads a GGUF vocabulary and answers JSON lines.
+//
+//   kiln_tokenize_tool MODEL.gguf            (requests on stdin, one JSON object per line)
+//     {"text": "...", "add_special": true, "parse_special": false}  -> {"ids": [...]}
+//     {"text_hex": "68c3", ...}          same, text given as hex bytes (for invalid UTF-8)
+//     {"ids": [...], "skip_special": true}  -> {"text": "...", "hex": "..."} (Decode)
+//     {"pieces": [...]}                     -> {"pieces_hex": ["..", ...]} (TokenPiece)
+//     {"info": true}                        -> vocabulary size, bos/eos, stop ids, ...
+//   kiln_tokenize_tool MODEL.gguf --bench FILE [REPEAT]   encode FILE, print MB/s
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "formats/gguf.h"
+#include "tokenizer/tokenizer.h"
+
+namespace {
+
+std::string ToHex(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+std::string FromHex(const std::string& h) {
+  std::string out;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) {
+    out += static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16));
+  }
+  return out;
+}
+
+nlohmann::json Handle(const kiln::Tokenizer& tok, const nlohmann::json& req) {
+  using nlohmann::json;
+  if (req.contains("text") || req.contains("text_hex")) {
+    const std::string text =
+        req.contains("text") ? req["text"].get<std::string>() : FromHex(req["text_hex"]);
+    const auto ids =
+        tok.Encode(text, req.value("add_special", false), req.value("parse_special", false));
+    return json{{"ids", ids}};
+  }
+  if (req.contains("ids")) {
+    const auto ids = req["ids"].get<std::vector<int32_t>>();
+    const std::string text = tok.Decode(ids, req.value("skip_special", true));
+    return json{{"text", text}, {"hex", ToHex(text)}};
+  }
+  if (req.contains("pieces")) {
+    json out = json::array();
+    for (int32_t id : req["pieces"].get<std::vector<int32_t>>()) {
+      out.push_back(ToHex(tok.TokenPiece(id)));
+    }
+    return json{{"pieces_hex", out}};
+  }
+  if (req.contains("info")) {
+    return json{
+        {"vocab_size", tok.vocab_size()}, {"bos", tok.bos_id()},       {"eos", tok.eos_id()},
+        {"adds_bos", tok.AddsBos()},      {"adds_eos", tok.AddsEos()}, {"stop_ids", tok.StopIds()}};
+  }
+  return json{{"error", "unknown request"}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s MODEL.gguf [--bench FILE [REPEAT]]\n", argv[0]);
+    return 2;
+  }
+  try {
+    kiln::GgufFile gguf(argv[1]);
+    auto tok = kiln::Tokenizer::FromGguf(gguf);
+    if (argc >= 4 && std::string(argv[2]) == "--bench") {
+      std::ifstream in(argv[3], std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      const std::string text = ss.str();
+      const int repeat = argc >= 5 ? std::stoi(argv[4]) : 5;
+      size_t n_ids = 0;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < repeat; ++r) n_ids = tok->Encode(text, false, false).size();
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / repeat;
+      std::printf("%zu bytes -> %zu tokens in %.4f s: %.2f MB/s\n", text.size(), n_ids, s,
+                  text.size() / s / 1e6);
+      return 0;
+    }
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      if (line.empty()) continue;
+      nlohmann::json resp;
+      try {
+        resp = Handle(*tok, nlohmann::json::parse(line));
+      } catch (const std::exception& e) {
+        resp = nlohmann::json{{"error", e.what()}};
+      }
+      std::cout << resp.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n'
+                << std::flush;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
