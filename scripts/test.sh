@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds Kiln and runs every test suite; exits non-zero if anything failed.
+#   1. Release build in build/, all ctest tests
+#   2. ASan+UBSan build in build-asan/, the unit tests (ctest -L unit)
+#   3. golden tests (pytest tests/golden) against build/kiln, with the venv of scripts/setup.sh
+# Run scripts/setup.sh first. Environment: KILN_VENV (default <repo>/.venv), KILN_JOBS
+# (default 2), KILN_SKIP_ASAN=1 (skip step 2, for quick local runs).
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 1
+VENV="${KILN_VENV:-$ROOT/.venv}"
+JOBS="${KILN_JOBS:-2}"
+LOGS="$(mktemp -d)"
+trap 'rm -rf "$LOGS"' EXIT
+
+failed=0
+summary=()
+note() { summary+=("$(printf '%-5s %s' "$1" "$2")"); [[ "$1" == ok ]] || failed=1; }
+banner() { printf '\n== test: %s\n' "$*"; }
+ctest_line() { grep -E 'tests passed|No tests were found' "$1" | tail -n1; }
+
+# Sanitizer behaviour for the ASan build (also used while gtest lists tests at build time).
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+# ---------------------------------------------------------------- 1. Release
+banner "release build (build/)"
+release_built=0
+if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+   cmake --build build -j "$JOBS"; then
+  release_built=1
+  note ok "release build"
+else
+  note FAIL "release build"
+fi
+
+if ((release_built)); then
+  banner "release ctest"
+  ctest --test-dir build --output-on-failure -j "$JOBS" --no-tests=error --timeout 900 \
+    2>&1 | tee "$LOGS/ctest-release.log"
+  rc=${PIPESTATUS[0]}
+  line="$(ctest_line "$LOGS/ctest-release.log")"
+  if ((rc == 0)); then note ok "release ctest: $line"; else note FAIL "release ctest (exit $rc): $line"; fi
+else
+  note FAIL "release ctest: not run (build failed)"
+fi
+
+# ---------------------------------------------------------------- 2. ASan + UBSan
+if [[ "${KILN_SKIP_ASAN:-0}" == 1 ]]; then
+  note skip "asan build + unit tests (KILN_SKIP_ASAN=1)"
+else
+  banner "asan+ubsan build (build-asan/)"
+  if cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+       -DKILN_SANITIZE=ON -DKILN_BUILD_BENCH=OFF &&
+     cmake --build build-asan -j "$JOBS"; then
+    note ok "asan build"
+    banner "asan ctest -L unit"
+    ctest --test-dir build-asan -L unit --output-on-failure -j "$JOBS" --no-tests=error \
+      --timeout 900 2>&1 | tee "$LOGS/ctest-asan.log"
+    rc=${PIPESTATUS[0]}
+    line="$(ctest_line "$LOGS/ctest-asan.log")"
+    if ((rc == 0)); then note ok "asan ctest -L unit: $line"; else note FAIL "asan ctest -L unit (exit $rc): $line"; fi
+  else
+    note FAIL "asan build"
+    note FAIL "asan ctest -L unit: not run (build failed)"
+  fi
+fi
+
+# ---------------------------------------------------------------- 3. golden tests
+banner "golden tests (pytest tests/golden)"
+pytest_line=""
+if [[ ! -x "$VENV/bin/python" ]]; then
+  note FAIL "golden pytest: no venv at $VENV (run scripts/setup.sh)"
+else
+  # KILN_GOLDEN_STRICT: a missing kiln binary, model file or Python package fails the test
+  # instead of skipping it.
+  KILN_BUILD_DIR="$ROOT/build" KILN_GOLDEN_STRICT=1 \
+    "$VENV/bin/python" -m pytest tests/golden -q -rs -p no:cacheprovider \
+    2>&1 | tee "$LOGS/pytest.log"
+  rc=${PIPESTATUS[0]}
+  pytest_line="$(grep -E '^[0-9]+ (passed|failed|skipped|error|deselected)|no tests ran' "$LOGS/pytest.log" | tail -n1)"
+  # pytest exits 5 when it collected no test: count that as a failure too.
+  if ((rc == 0)); then note ok "golden pytest"; else note FAIL "golden pytest (exit $rc)"; fi
+fi
+
+# ---------------------------------------------------------------- summary
+banner "summary"
+printf '%s\n' "${summary[@]}"
+if ((failed)); then echo "RESULT: FAILED"; else echo "RESULT: all passed"; fi
+# pytest's own closing line, last.
+[[ -n "$pytest_line" ]] && echo "$pytest_line"
+exit "$failed"
