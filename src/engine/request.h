@@ -4,43 +4,24 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "sampling/params.h"  // SamplingParams, StopParams (moved there: sampling consumes them)
+
 namespace kiln {
-
-struct SamplingParams {
-  bool do_sample = false;     // false: greedy (argmax) whatever the other fields say
-  float temperature = 1.0f;   // > 0
-  int32_t top_k = 0;          // 0 = off
-  float top_p = 1.0f;         // 1 = off
-  float typical_p = 1.0f;     // 1 = off
-  float min_p = 0.0f;         // 0 = off
-  float repetition_penalty = 1.0f;  // TGI/transformers: divide positive logits, multiply negative
-  float frequency_penalty = 0.0f;   // OpenAI: logit -= f * count(token in output)
-  float presence_penalty = 0.0f;    // OpenAI: logit -= p * (count > 0)
-  std::vector<std::pair<int32_t, float>> logit_bias;
-  std::optional<uint64_t> seed;  // same seed = same tokens, whatever the batch
-};
-
-struct StopParams {
-  int32_t max_new_tokens = 64;
-  int32_t min_tokens = 0;  // eos and stop sequences are ignored before this many tokens
-  std::vector<std::string> stop_sequences;  // matched on detokenized text, across tokens
-  std::vector<int32_t> stop_token_ids;
-  bool ignore_eos = false;
-};
 
 struct GenerationRequest {
   std::vector<int32_t> prompt;
   SamplingParams sampling;
   StopParams stop;
-  bool logprobs = false;   // fill TokenEvent::logprob (always computed cheaply anyway)
-  int32_t top_n_tokens = 0;  // alternatives per step
+  bool logprobs = false;   // fill GenerationEvent::logprob (costs a pass over the vocab per token)
+  int32_t top_n_tokens = 0;  // alternatives per step (raw logprobs, see sampling/sampler.h)
   int32_t n = 1;           // independent completions (choices), indexed 0..n-1
   bool skip_special_tokens = true;
 };
 
+// kEosToken: an eos / end-of-turn id of the tokenizer or one of StopParams::stop_token_ids; that
+// token's event carries its id but no text. kStopSequence: the event's text ends before the match.
 enum class FinishReason { kLength, kEosToken, kStopSequence, kCancelled, kError };
 
 const char* FinishReasonName(FinishReason r);  // "length", "eos_token", "stop_sequence", ...

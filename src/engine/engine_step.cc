@@ -1,0 +1,104 @@
+// One engine step: schedule, build the ragged batch, run the model, turn logits into tokens.
+#include <algorithm>
+#include <exception>
+
+#include "engine/engine_impl.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace kiln {
+
+void Engine::Impl::Step() {
+  scheduler_.Schedule(running_, waiting_, plan_);
+  preemptions_ += static_cast<int64_t>(plan_.preempted.size());
+  for (Sequence* s : plan_.unfittable) {
+    Finish(*s, FinishReason::kError, "the sequence does not fit in the KV cache");
+  }
+  if (plan_.chunks.empty()) {
+    // Nothing runs and the queue head cannot start on an empty pool: it never will. (Submit's
+    // limits rule this out; failing it keeps the loop from spinning if they are ever wrong.)
+    if (running_.empty() && plan_.unfittable.empty() && !waiting_.empty()) {
+      Finish(*waiting_.front(), FinishReason::kError, "the request does not fit in the KV cache");
+    }
+    Reap();
+    return;
+  }
+  BuildBatch();
+  if (RunForward()) ProcessOutputs();
+  ++steps_;
+  Reap();
+}
+
+void Engine::Impl::BuildBatch() {
+  const size_t n = plan_.chunks.size();
+  // Keep the block_table buffers of dropped entries for later steps: no allocation per step.
+  while (batch_.seqs.size() > n) {
+    spare_tables_.push_back(std::move(batch_.seqs.back().block_table));
+    batch_.seqs.pop_back();
+  }
+  while (batch_.seqs.size() < n) {
+    batch_.seqs.emplace_back();
+    if (!spare_tables_.empty()) {
+      batch_.seqs.back().block_table = std::move(spare_tables_.back());
+      spare_tables_.pop_back();
+    }
+  }
+  batch_.tokens.clear();
+  int64_t rows = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const ScheduledChunk& c = plan_.chunks[i];
+    const Sequence& s = *c.seq;
+    BatchSequence& b = batch_.seqs[i];
+    b.token_begin = static_cast<int64_t>(batch_.tokens.size());
+    b.token_count = c.num_tokens;
+    b.start_pos = s.num_computed;
+    b.block_table.assign(s.blocks.blocks.begin(), s.blocks.blocks.end());
+    b.want_logits = s.num_computed + c.num_tokens == static_cast<int64_t>(s.tokens.size());
+    auto first = s.tokens.begin() + s.num_computed;
+    batch_.tokens.insert(batch_.tokens.end(), first, first + c.num_tokens);
+    rows += b.want_logits;
+  }
+  if (static_cast<int64_t>(logits_.size()) < rows * vocab_) logits_.resize(rows * vocab_);
+}
+
+bool Engine::Impl::RunForward() {
+  std::string error;
+  try {
+    runner_->Forward(batch_, logits_.data());
+    return true;
+  } catch (const std::exception& e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown error in the model's forward pass";
+  }
+  log::Error(
+      StrCat("engine: forward pass failed for ", plan_.chunks.size(), " sequences: ", error));
+  // The KV those sequences were writing is suspect: they end, their blocks go back unregistered.
+  for (const ScheduledChunk& c : plan_.chunks) Finish(*c.seq, FinishReason::kError, error);
+  return false;
+}
+
+void Engine::Impl::ProcessOutputs() {
+  float* row = logits_.data();
+  for (size_t i = 0; i < plan_.chunks.size(); ++i) {
+    Sequence& s = *plan_.chunks[i].seq;
+    const bool has_row = batch_.seqs[i].want_logits;
+    // A sibling's client may have gone away earlier in this loop; its row is skipped.
+    if (s.state == SequenceState::kRunning) {
+      s.num_computed += plan_.chunks[i].num_tokens;
+      kv_.Commit(s.blocks, s.tokens, s.num_computed);
+      if (has_row) EmitToken(s, row);
+    }
+    if (has_row) row += vocab_;
+  }
+}
+
+void Engine::Impl::Reap() {
+  auto finished = [](const Sequence* s) { return s->state == SequenceState::kFinished; };
+  std::erase_if(running_, finished);
+  std::erase_if(waiting_, finished);
+  for (RequestId id : done_) requests_.erase(id);
+  done_.clear();
+}
+
+}  // namespace kiln
