@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds Kiln if needed and runs its main job on the default model (SmolLM2-135M-Instruct
 # Q4_1, installed by scripts/setup.sh; MODEL_ID or --model-id picks another).
-#   - once `kiln serve` exists: starts the server (extra arguments go to `kiln serve`);
-#   - until then: `kiln generate` of one sample prompt (extra arguments go to `kiln generate`).
+#   - `kiln serve` (TGI + OpenAI HTTP APIs, default http://127.0.0.1:3000); extra arguments
+#     go to `kiln serve`, e.g. --port 8080 --hostname 0.0.0.0;
+#   - with a binary that has no `serve` yet: `kiln generate` of one sample prompt (extra
+#     arguments go to `kiln generate`).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -13,7 +15,7 @@ if [[ -z "${VIRTUAL_ENV:-}" && -d "${KILN_VENV:-$ROOT/.venv}" ]]; then
   export VIRTUAL_ENV="${KILN_VENV:-$ROOT/.venv}"
 fi
 
-bash scripts/build.sh >/dev/null || bash scripts/build.sh  # quiet when it succeeds
+bash scripts/build.sh
 
 if "$BIN" serve --help >/dev/null 2>&1; then
   echo "kiln serve (Ctrl-C to stop)" >&2

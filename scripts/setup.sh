@@ -25,6 +25,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libcurl4-openssl-dev
   python3 python3-venv python3-dev
   clang-14 libclang-rt-14-dev
+  chromium  # renders kiln bench's HTML report in tests/integration/test_bench_html.py
 )
 
 missing=()

@@ -3,6 +3,8 @@
 #   1. Release build in build/, all ctest tests
 #   2. ASan+UBSan build in build-asan/, the unit tests (ctest -L unit)
 #   3. golden tests (pytest tests/golden) against build/kiln, with the venv of scripts/setup.sh
+#   4. integration tests (pytest tests/integration): the real `kiln serve` and `kiln bench`
+#      driven by real clients over loopback
 # Run scripts/setup.sh first. Environment: KILN_VENV (default <repo>/.venv), KILN_JOBS
 # (default 2), KILN_SKIP_ASAN=1 (skip step 2, for quick local runs).
 set -uo pipefail
@@ -67,27 +69,33 @@ else
   fi
 fi
 
-# ---------------------------------------------------------------- 3. golden tests
-banner "golden tests (pytest tests/golden)"
-pytest_line=""
-if [[ ! -x "$VENV/bin/python" ]]; then
-  note FAIL "golden pytest: no venv at $VENV (run scripts/setup.sh)"
-else
-  # KILN_GOLDEN_STRICT: a missing kiln binary, model file or Python package fails the test
-  # instead of skipping it.
-  KILN_BUILD_DIR="$ROOT/build" KILN_GOLDEN_STRICT=1 \
-    "$VENV/bin/python" -m pytest tests/golden -q -rs -p no:cacheprovider \
-    2>&1 | tee "$LOGS/pytest.log"
-  rc=${PIPESTATUS[0]}
-  pytest_line="$(grep -E '^[0-9]+ (passed|failed|skipped|error|deselected)|no tests ran' "$LOGS/pytest.log" | tail -n1)"
+# ---------------------------------------------------------------- 3+4. pytest suites
+# run_pytest NAME DIR: runs one pytest suite against build/kiln; STRICT: a missing kiln binary,
+# model file or Python package fails the test instead of skipping it.
+pytest_lines=()
+run_pytest() {
+  local name="$1" dir="$2"
+  banner "$name tests (pytest $dir)"
+  if [[ ! -x "$VENV/bin/python" ]]; then
+    note FAIL "$name pytest: no venv at $VENV (run scripts/setup.sh)"
+    return
+  fi
+  KILN_BUILD_DIR="$ROOT/build" KILN_GOLDEN_STRICT=1 KILN_INTEGRATION_STRICT=1 \
+    "$VENV/bin/python" -m pytest "$dir" -q -rs -p no:cacheprovider 2>&1 | tee "$LOGS/$name.log"
+  local rc=${PIPESTATUS[0]}
+  local line
+  line="$(grep -E '^=* ?[0-9]+ (passed|failed|skipped|error|deselected)|no tests ran' "$LOGS/$name.log" | tail -n1)"
+  pytest_lines+=("$name: $line")
   # pytest exits 5 when it collected no test: count that as a failure too.
-  if ((rc == 0)); then note ok "golden pytest"; else note FAIL "golden pytest (exit $rc)"; fi
-fi
+  if ((rc == 0)); then note ok "$name pytest"; else note FAIL "$name pytest (exit $rc)"; fi
+}
+run_pytest golden tests/golden
+run_pytest integration tests/integration
 
 # ---------------------------------------------------------------- summary
 banner "summary"
 printf '%s\n' "${summary[@]}"
 if ((failed)); then echo "RESULT: FAILED"; else echo "RESULT: all passed"; fi
-# pytest's own closing line, last.
-[[ -n "$pytest_line" ]] && echo "$pytest_line"
+# pytest's own closing lines, last.
+for l in "${pytest_lines[@]}"; do echo "$l"; done
 exit "$failed"

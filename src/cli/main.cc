@@ -2,7 +2,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/bench_command.h"
 #include "cli/generate_command.h"
+#include "cli/serve_command.h"
 #include "util/error.h"
 
 int main(int argc, char** argv) {
@@ -12,6 +14,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "kiln 0.1.0");
   app.require_subcommand(1);
   kiln::AddGenerateCommand(app);
+  kiln::AddServeCommand(app);
+  kiln::AddBenchCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

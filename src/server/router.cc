@@ -1,0 +1,147 @@
+#include "server/router.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "api/api_error.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace kiln {
+namespace {
+
+void Generate(RouteContext& c) { HandleGenerate(c, GenerateMode::kGenerate); }
+void GenerateStream(RouteContext& c) { HandleGenerate(c, GenerateMode::kStream); }
+void Compat(RouteContext& c) { HandleGenerate(c, GenerateMode::kCompat); }
+
+// tgi_request_failure{err=...} label of an error.
+std::string FailureReason(const api::ApiError& e) {
+  if (e.status() == 429) return "overloaded";
+  if (e.status() == 503) return "unavailable";
+  if (e.type() == "template_error") return "template";
+  if (e.status() == 424) return "generation";
+  if (e.status() >= 500) return "incomplete";
+  return "validation";
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+bool ConstantTimeEquals(const std::string& a, const std::string& b) {
+  const size_t n = std::max(a.size(), b.size());
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+Router::Router(ServerState& state) : state_(state) {
+  const auto tgi = ErrorStyle::kTgi, oai = ErrorStyle::kOpenAi;
+  routes_ = {
+      {"POST", "/generate", false, true, tgi, Generate},
+      {"POST", "/generate_stream", false, true, tgi, GenerateStream},
+      {"POST", "/", false, true, tgi, Compat},
+      {"POST", "/v1/chat/completions", false, true, oai, HandleChatCompletions},
+      {"POST", "/v1/completions", false, true, oai, HandleCompletions},
+      {"POST", "/tokenize", false, false, tgi, HandleTokenize},
+      {"GET", "/", true, false, tgi, HandleHealth},
+      {"GET", "/health", true, false, tgi, HandleHealth},
+      {"GET", "/ping", true, false, tgi, HandleHealth},
+      {"GET", "/info", false, false, tgi, HandleInfo},
+      {"GET", "/metrics", false, false, tgi, HandleMetrics},
+      {"GET", "/v1/models", false, false, oai, HandleModels},
+      {"GET", "/docs", false, false, tgi, HandleDocs},
+      {"GET", "/api-doc/openapi.json", false, false, tgi, HandleOpenApi},
+  };
+}
+
+http::Headers Router::CorsHeaders(const http::Request& request) const {
+  const auto& allowed = state_.config.cors_allow_origins;
+  const std::string* origin = request.Header("origin");
+  if (allowed.empty() || origin == nullptr) return {};
+  const bool any = std::find(allowed.begin(), allowed.end(), "*") != allowed.end();
+  if (!any && std::find(allowed.begin(), allowed.end(), *origin) == allowed.end()) return {};
+  return {{"Access-Control-Allow-Origin", any ? "*" : *origin}, {"Vary", "Origin"}};
+}
+
+bool Router::Authorized(const http::Request& request) const {
+  if (state_.config.api_key.empty()) return true;
+  const std::string* header = request.Header("authorization");
+  if (header == nullptr || header->size() < 7 || Lower(header->substr(0, 7)) != "bearer ") {
+    return false;
+  }
+  std::string token = header->substr(7);
+  while (!token.empty() && token.front() == ' ') token.erase(0, 1);
+  return ConstantTimeEquals(token, state_.config.api_key);
+}
+
+void Router::Handle(http::Request request, std::shared_ptr<http::Exchange> exchange) {
+  const Clock::time_point arrival = Clock::now();
+  Reply reply{std::move(exchange), CorsHeaders(request), ErrorStyle::kTgi};
+  const std::string method = request.method == "HEAD" ? "GET" : request.method;
+  if (request.method == "OPTIONS") {
+    http::Headers extra = {{"Allow", "GET, POST, OPTIONS"}};
+    if (!reply.headers.empty()) {
+      extra.emplace_back("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      extra.emplace_back("Access-Control-Allow-Headers", "authorization, content-type");
+      extra.emplace_back("Access-Control-Max-Age", "600");
+    }
+    for (auto& h : extra) reply.headers.push_back(std::move(h));
+    return RespondText(reply, 204, "", "");
+  }
+  const Route* match = nullptr;
+  std::string allow;  // methods the path does serve
+  for (const Route& r : routes_) {
+    if (r.path != request.path) continue;
+    allow += allow.empty() ? r.method : ", " + r.method;
+    if (r.method == method) match = &r;
+  }
+  if (match == nullptr) {
+    if (!allow.empty()) {
+      return RespondJson(
+          reply, 405,
+          api::TgiErrorJson(api::ApiError(405, "method_not_allowed", "Method Not Allowed")),
+          {{"Allow", allow}});
+    }
+    return RespondError(reply, api::ApiError(404, "not_found", "Not Found: " + request.path));
+  }
+  reply.style = match->style;
+  if (!match->public_route && !Authorized(request)) {
+    return RespondJson(
+        reply, 401,
+        ErrorBody(reply.style, api::ApiError(401, "authentication",
+                                             "Unauthorized: send `Authorization: Bearer "
+                                             "<api-key>`")),
+        {{"WWW-Authenticate", "Bearer"}});
+  }
+  RouteContext ctx{state_, request, std::move(reply), arrival};
+  Run(*match, ctx);
+}
+
+void Router::Run(const Route& route, RouteContext& ctx) {
+  if (route.generation) state_.metrics.RequestReceived();
+  try {
+    route.handler(ctx);
+    return;
+  } catch (const api::ApiError& e) {
+    if (route.generation) state_.metrics.RequestFailed(FailureReason(e));
+    return RespondError(ctx.reply, e);
+  } catch (const kiln::Error& e) {
+    // A layer below refused the input (e.g. the tokenizer): the client's doing, not ours.
+    if (route.generation) state_.metrics.RequestFailed("validation");
+    return RespondError(ctx.reply, api::ValidationError(e.what()));
+  } catch (const std::exception& e) {
+    log::Error(StrCat("route ", route.path, " failed: ", e.what()));
+    if (route.generation) state_.metrics.RequestFailed("incomplete");
+    return RespondError(ctx.reply, api::ApiError(500, "internal", "Internal server error"));
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,43 @@
+// Route handlers. Each runs on the connection's strand, answers through ctx.reply (now, or
+// later from a GenerationCall) and reports problems by throwing api::ApiError, which the
+// router turns into the route's error shape.
+#pragma once
+
+#include "http/http_types.h"
+#include "server/generation_call.h"
+#include "server/reply.h"
+#include "server/server_state.h"
+
+namespace kiln {
+
+struct RouteContext {
+  ServerState& state;
+  const http::Request& request;
+  Reply reply;
+  Clock::time_point arrival;
+};
+
+// TGI (tgi_routes.cc)
+enum class GenerateMode { kGenerate, kStream, kCompat };  // /generate, /generate_stream, POST /
+void HandleGenerate(RouteContext& ctx, GenerateMode mode);
+void HandleTokenize(RouteContext& ctx);
+
+// OpenAI (openai_routes.cc)
+void HandleChatCompletions(RouteContext& ctx);
+void HandleCompletions(RouteContext& ctx);
+void HandleModels(RouteContext& ctx);
+
+// Operations (ops_routes.cc)
+void HandleHealth(RouteContext& ctx);
+void HandleInfo(RouteContext& ctx);
+void HandleMetrics(RouteContext& ctx);
+void HandleDocs(RouteContext& ctx);
+void HandleOpenApi(RouteContext& ctx);
+
+// Shared by the generation routes: refuses while draining, then takes an admission permit
+// (429 "Model is overloaded" when none is left).
+Admission::Permit Admit(ServerState& state);
+// The tokenizer, or a 422 when the model came without one.
+const Tokenizer& RequireTokenizer(const ServerState& state);
+
+}  // namespace kiln
