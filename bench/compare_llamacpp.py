@@ -16,6 +16,8 @@ import statistics
 import subprocess
 import time
 
+import numpy as np
+
 
 def kiln_run(bench, model, args):
     cores = f"0-{args.threads - 1}"
@@ -31,6 +33,7 @@ def llamacpp_run(model, args):
     llm = llama_cpp.Llama(model_path=model, n_ctx=args.prompt + args.decode + 8,
                           n_batch=args.prompt, n_ubatch=args.prompt, n_threads=args.threads,
                           n_threads_batch=args.threads, verbose=False)
+    n_vocab = llm.n_vocab()
     rng = random.Random(0)
     prompt = [rng.randrange(llm.n_vocab()) for _ in range(args.prompt)]
     prefill, decode = [], []
@@ -43,7 +46,8 @@ def llamacpp_run(model, args):
         tok = prompt[-1]
         for _ in range(args.decode):
             llm.eval([tok])
-            tok = int(llm.scores[llm.n_tokens - 1].argmax())
+            logits = llama_cpp.llama_get_logits_ith(llm.ctx, -1)  # last row, [n_vocab]
+            tok = int(np.ctypeslib.as_array(logits, shape=(n_vocab,)).argmax())
         t2 = time.perf_counter()
         if rep:
             prefill.append(args.prompt / (t1 - t0))
