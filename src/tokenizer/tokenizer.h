@@ -1,5 +1,6 @@
-// Text <-> token ids. Built from a GGUF vocabulary (tokenizer.ggml.*) now; tokenizer.json
-// support grows here (see the tokenizer issue). Knows nothing of HTTP or the engine.
+// Text <-> token ids. Built from a GGUF vocabulary (tokenizer.ggml.*) or a Hugging Face
+// tokenizer.json (+ tokenizer_config.json); LoadTokenizer (load_tokenizer.h) picks one for a
+// path. Knows nothing of HTTP or the engine.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,12 @@ class Tokenizer {
   static std::unique_ptr<Tokenizer> FromGguf(const GgufFile& gguf);
   // Same from plain vectors (tests, other containers). Throws kiln::Error when malformed.
   static std::unique_ptr<Tokenizer> FromVocab(const VocabSpec& spec);
+  // From the text of a tokenizer.json and of its tokenizer_config.json ("" when none), with the
+  // HF tokenizers library's semantics; `source` names the file in errors. Throws kiln::Error
+  // naming the field on malformed input.
+  static std::unique_ptr<Tokenizer> FromHfJson(std::string_view tokenizer_json,
+                                               std::string_view config_json,
+                                               const std::string& source);
 
   // add_special: prepend BOS (when the vocabulary asks for it) / append EOS like llama.cpp's
   // llama_tokenize(add_special=true). Special-token text in `text` is matched as special
@@ -71,6 +78,8 @@ class Tokenizer {
   virtual bool AddsEos() const = 0;
   // Ids that end generation (eos plus end-of-turn tokens such as <|im_end|>, <|eot_id|>).
   virtual std::vector<int32_t> StopIds() const = 0;
+  // The chat template that came with the tokenizer (tokenizer_config.json); "" when none.
+  virtual std::string ChatTemplateSource() const { return {}; }
 };
 
 }  // namespace kiln

@@ -1,12 +1,14 @@
-// Developer tool for the tokenizer golden tests: loads a GGUF vocabulary and answers JSON lines.
+// Developer tool for the tokenizer golden tests: loads a tokenizer (GGUF vocabulary,
+// tokenizer.json or a model directory, via LoadTokenizer) and answers JSON lines.
 //
-//   kiln_tokenize_tool MODEL.gguf            (requests on stdin, one JSON object per line)
+//   kiln_tokenize_tool MODEL.gguf|tokenizer.json|DIR   (requests on stdin, one JSON per line)
 //     {"text": "...", "add_special": true, "parse_special": false}  -> {"ids": [...]}
 //     {"text_hex": "68c3", ...}          same, text given as hex bytes (for invalid UTF-8)
 //     {"ids": [...], "skip_special": true}  -> {"text": "...", "hex": "..."} (Decode)
 //     {"pieces": [...]}                     -> {"pieces_hex": ["..", ...]} (TokenPiece)
 //     {"info": true}                        -> vocabulary size, bos/eos, stop ids, ...
-//   kiln_tokenize_tool MODEL.gguf --bench FILE [REPEAT]   encode FILE, print MB/s
+//   kiln_tokenize_tool MODEL --bench FILE [REPEAT [CHUNK]]   encode and decode FILE (in
+//     documents of at most CHUNK bytes cut at newlines), print MB/s
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -14,9 +16,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
-#include "formats/gguf.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/load_tokenizer.h"
 
 namespace {
 
@@ -67,29 +70,67 @@ nlohmann::json Handle(const kiln::Tokenizer& tok, const nlohmann::json& req) {
   return json{{"error", "unknown request"}};
 }
 
+// Cuts `text` into documents of at most `chunk` bytes at newlines (one piece when chunk is 0),
+// as bench/tokenizer_bench.py does for the reference.
+std::vector<std::string_view> Chunks(std::string_view text, size_t chunk) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    size_t n = text.size();
+    if (chunk > 0 && n > chunk) {
+      const size_t nl = text.rfind('\n', chunk - 1);
+      n = nl == std::string_view::npos ? chunk : nl + 1;
+    }
+    out.push_back(text.substr(0, n));
+    text.remove_prefix(n);
+  }
+  return out;
+}
+
+// Encodes then decodes every chunk `repeat` times; prints MB/s of each.
+void RunBench(const kiln::Tokenizer& tok, const std::string& text, int repeat, size_t chunk) {
+  using Clock = std::chrono::steady_clock;
+  const auto docs = Chunks(text, chunk);
+  std::vector<std::vector<int32_t>> ids(docs.size());
+  size_t n_ids = 0, n_out = 0;
+  const auto t0 = Clock::now();
+  for (int r = 0; r < repeat; ++r) {
+    n_ids = 0;
+    for (size_t i = 0; i < docs.size(); ++i) {
+      ids[i] = tok.Encode(docs[i], false, false);
+      n_ids += ids[i].size();
+    }
+  }
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count() / repeat;
+  const auto t1 = Clock::now();
+  for (int r = 0; r < repeat; ++r) {
+    n_out = 0;
+    for (const auto& d : ids) n_out += tok.Decode(d, false).size();
+  }
+  const double d = std::chrono::duration<double>(Clock::now() - t1).count() / repeat;
+  std::printf("%zu bytes -> %zu tokens in %.4f s: %.2f MB/s\n", text.size(), n_ids, s,
+              text.size() / s / 1e6);
+  std::printf("decode %zu tokens -> %zu bytes in %.4f s: %.2f MB/s\n", n_ids, n_out, d,
+              n_out / d / 1e6);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s MODEL.gguf [--bench FILE [REPEAT]]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s MODEL.gguf|tokenizer.json|DIR [--bench FILE [REPEAT [CHUNK]]]\n",
+                 argv[0]);
     return 2;
   }
   try {
-    kiln::GgufFile gguf(argv[1]);
-    auto tok = kiln::Tokenizer::FromGguf(gguf);
+    auto tok = kiln::LoadTokenizer(argv[1]);
     if (argc >= 4 && std::string(argv[2]) == "--bench") {
       std::ifstream in(argv[3], std::ios::binary);
       std::stringstream ss;
       ss << in.rdbuf();
-      const std::string text = ss.str();
       const int repeat = argc >= 5 ? std::stoi(argv[4]) : 5;
-      size_t n_ids = 0;
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int r = 0; r < repeat; ++r) n_ids = tok->Encode(text, false, false).size();
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / repeat;
-      std::printf("%zu bytes -> %zu tokens in %.4f s: %.2f MB/s\n", text.size(), n_ids, s,
-                  text.size() / s / 1e6);
+      const size_t chunk = argc >= 6 ? std::stoul(argv[5]) : 0;
+      RunBench(*tok, ss.str(), repeat, chunk);
       return 0;
     }
     std::string line;
