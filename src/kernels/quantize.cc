@@ -5,6 +5,7 @@
 #include <new>
 
 #include "kernels/hwy_config.h"
+#include "kernels/kquant.h"
 #include "kernels/scalar_ops.h"
 #include "util/error.h"
 
@@ -67,6 +68,7 @@ void DequantizeRow(const Matrix& w, int64_t row, float* dst) {
   KILN_CHECK(w.cols % info.block_elems == 0, "DequantizeRow: ", info.name, " row of ", w.cols,
              " elements");
   const uint8_t* src = w.data + static_cast<uint64_t>(row) * w.row_bytes;
+  if (KQuantDequantize(w.dtype, src, w.cols, dst)) return;  // K-quants: kquant.h
   if (!HWY_DYNAMIC_DISPATCH(DequantizeRowT)(w.dtype, src, w.cols, dst)) {
     throw Error(StrCat("DequantizeRow for ", info.name, " is not supported yet"));
   }

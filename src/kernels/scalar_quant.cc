@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/kquant.h"
 #include "kernels/scalar_ops.h"
 #include "util/error.h"
 #include "util/half.h"
@@ -161,6 +162,13 @@ void DequantizeRow(const Matrix& w, int64_t row, float* dst) {
       for (int64_t b = 0; b < w.cols / 32; ++b)
         DequantizeBlock(w.dtype, src + b * bytes, dst + 32 * b);
       return;
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+      KQuantDequantize(w.dtype, src, w.cols, dst);  // kquant_scalar.cc
+      return;
     default:
       Unsupported(w.dtype, "DequantizeRow");
   }
@@ -217,6 +225,10 @@ void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& /*
         y[r * n_out + n] = acc;
       }
     }
+    return;
+  }
+  if (HasKQuantKernels(w.dtype)) {  // kquant_scalar.cc
+    KQuantMatMul(w, x, m, y);
     return;
   }
   if (w.dtype != DType::kQ8_0 && w.dtype != DType::kQ4_0 && w.dtype != DType::kQ4_1) {

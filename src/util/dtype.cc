@@ -4,13 +4,15 @@ namespace kiln {
 namespace {
 
 // GGML type ids (ggml.h enum ggml_type).
-constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ4_1 = 3, kGgmlQ8_0 = 8,
-                   kGgmlQ4_K = 12, kGgmlQ5_K = 13, kGgmlQ6_K = 14, kGgmlBF16 = 30;
+constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ4_1 = 3, kGgmlQ5_0 = 6,
+                   kGgmlQ5_1 = 7, kGgmlQ8_0 = 8, kGgmlQ4_K = 12, kGgmlQ5_K = 13, kGgmlQ6_K = 14,
+                   kGgmlBF16 = 30;
 
 const DTypeInfo kInfos[] = {
     {"f32", 1, 4},         {"f16", 1, 2},         {"bf16", 1, 2},
     {"q8_0", 32, 34},      {"q4_0", 32, 18},      {"q4_1", 32, 20},
     {"q4_K", 256, 144},    {"q5_K", 256, 176},    {"q6_K", 256, 210},
+    {"q5_0", 32, 22},      {"q5_1", 32, 24},
 };
 
 }  // namespace
@@ -39,6 +41,8 @@ std::optional<DType> DTypeFromGgmlType(uint32_t ggml_type) {
     case kGgmlQ4_K: return DType::kQ4_K;
     case kGgmlQ5_K: return DType::kQ5_K;
     case kGgmlQ6_K: return DType::kQ6_K;
+    case kGgmlQ5_0: return DType::kQ5_0;
+    case kGgmlQ5_1: return DType::kQ5_1;
     default: return std::nullopt;
   }
 }
@@ -54,6 +58,8 @@ uint32_t GgmlTypeOf(DType t) {
     case DType::kQ4_K: return kGgmlQ4_K;
     case DType::kQ5_K: return kGgmlQ5_K;
     case DType::kQ6_K: return kGgmlQ6_K;
+    case DType::kQ5_0: return kGgmlQ5_0;
+    case DType::kQ5_1: return kGgmlQ5_1;
   }
   return kGgmlF32;
 }

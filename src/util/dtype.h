@@ -19,6 +19,9 @@ enum class DType : uint8_t {
   kQ4_K,  // K-quants: 256-element super-blocks (room for them; kernels may not support all)
   kQ5_K,
   kQ6_K,
+  kQ5_0,  // 32 x 5-bit, f16 scale, values (q - 16) * d (llama.cpp's fallback for q4_K rows
+          // that are not whole super-blocks)
+  kQ5_1,  // 32 x 5-bit, f16 scale and f16 min, values q * d + m (fallback for q5_K)
 };
 
 struct DTypeInfo {
@@ -51,8 +54,59 @@ struct BlockQ4_1 {
   uint16_t m;
   uint8_t qs[16];
 };
+// Element j < 16: low nibble of qs[j] | bit j of qh (little-endian u32) << 4; element j + 16:
+// high nibble of qs[j] | bit j + 16 of qh << 4.
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};
+struct BlockQ5_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};
+static_assert(sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_1) == 24);
 static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
+
+// K-quants: super-blocks of 256 elements (kernels/kquant.h has the element order).
+inline constexpr int kQK_K = 256;
+// 8 sub-blocks of 32, value = d * sc_s * q - dmin * m_s with 6-bit sc_s, m_s packed in
+// `scales` and 4-bit q (q5_K: plus a fifth bit from qh).
+struct BlockQ4_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qs[128];
+};
+struct BlockQ5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[32];
+  uint8_t qs[128];
+};
+// 16 sub-blocks of 16, value = d * scales[s] * (q - 32), 6-bit q split into ql (4) and qh (2).
+struct BlockQ6_K {
+  uint8_t ql[128];
+  uint8_t qh[64];
+  int8_t scales[16];
+  uint16_t d;
+};
+// GGML's activation type for K-quant dot products (not a weight type): value = d * qs[j];
+// bsums[i] = sum of qs[16 i .. 16 i + 15].
+struct BlockQ8_K {
+  float d;
+  int8_t qs[256];
+  int16_t bsums[16];
+};
+static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockQ8_K) == 292);
 
 }  // namespace kiln

@@ -232,9 +232,9 @@ std::vector<Case> GgufCases() {
        }),
        "tensor 'tensor_a' has unknown ggml type id 999"},
       {"UnsupportedGgmlType", MutateGguf([](Bytes& b, const GgufLayout& l) {
-         Poke<uint32_t>(b, l.Tensor("tensor_a").type_pos, 6);
+         Poke<uint32_t>(b, l.Tensor("tensor_a").type_pos, 10);
        }),
-       "tensor 'tensor_a' has ggml type 6 (q5_0), which is not supported"},
+       "tensor 'tensor_a' has ggml type 10 (q2_K), which is not supported"},
       {"RowNotMultipleOfBlock", MutateGguf([](Bytes& b, const GgufLayout& l) {
          Poke<uint64_t>(b, l.Tensor("tensor_q").ne_pos, 16);
          Poke<uint64_t>(b, l.Tensor("tensor_q").ne_pos + 8, 2);

@@ -1,0 +1,140 @@
+// K-quant MatMul and dequantization: dispatch, activation quantization and the split of output
+// rows over the pool. The per-target loops are in kquant-inl.h; layouts and numerics in
+// kquant.h.
+#include "kernels/kquant.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "kernels/hwy_config.h"
+#include "kernels/ops.h"
+#include "kernels/parallel.h"
+#include "kernels/quantize.h"
+#include "util/dtype.h"
+#include "util/error.h"
+#include "util/half.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/kquant.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+// See matmul.cc: GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized, and AVX3_DL code is
+// compiled with AVX-512 VNNI (512-bit vpdpwssd only).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#if HWY_TARGET == HWY_AVX3_DL
+#pragma GCC push_options
+#pragma GCC target("avx512vnni")
+#define KILN_AVX512VNNI_PRAGMA 1
+#endif
+
+#include "kernels/kquant-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace kiln::kernels::HWY_NAMESPACE {
+
+void KMatMulRowsT(const KMatMulArgs& a, int64_t n0, int64_t n1) { KMatMulRowsImpl(a, n0, n1); }
+
+bool KDequantizeT(DType t, const uint8_t* src, int64_t n, float* dst) {
+  return KDequantizeImpl(t, src, n, dst);
+}
+
+}  // namespace kiln::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_TARGET == HWY_AVX3_DL
+#pragma GCC pop_options
+#undef KILN_AVX512VNNI_PRAGMA
+#endif
+#pragma GCC diagnostic pop
+
+#if HWY_ONCE
+namespace kiln::kernels {
+
+HWY_EXPORT(KMatMulRowsT);
+HWY_EXPORT(KDequantizeT);
+
+namespace {
+
+constexpr uint64_t kAlign = 64;
+// Output rows per unit of work handed to a worker, and the activation row count from which
+// quantization runs on the pool (as in matmul.cc).
+constexpr int64_t kRowGrain = 16;
+constexpr int64_t kParallelQuantizeRows = 16;
+
+}  // namespace
+
+void KActsBuffer::Free::operator()(uint8_t* p) const {
+  ::operator delete[](p, std::align_val_t{kAlign});
+}
+
+KActsView KActsBuffer::Get(int64_t rows, int64_t k) {
+  const uint64_t need = static_cast<uint64_t>(rows * (k / kQK_K)) * sizeof(BlockQ8_K);
+  if (need > capacity_) {
+    mem_.reset(static_cast<uint8_t*>(::operator new[](need, std::align_val_t{kAlign})));
+    capacity_ = need;
+  }
+  return {k, reinterpret_cast<BlockQ8_K*>(mem_.get())};
+}
+
+void KQuantMatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
+  const DTypeInfo& info = GetDTypeInfo(w.dtype);
+  KILN_CHECK(HasKQuantKernels(w.dtype) && m >= 0 && w.rows >= 0 && w.cols > 0 &&
+                 w.cols % info.block_elems == 0 &&
+                 w.row_bytes >= BytesForElements(w.dtype, w.cols).value_or(~uint64_t{0}),
+             "MatMul: bad shape m=", m, " W=[", w.rows, ", ", w.cols, "] (", info.name,
+             ", row_bytes ", w.row_bytes, ")");
+  if (m == 0 || w.rows == 0) return;
+  KMatMulArgs args;
+  args.w = &w;
+  args.m = m;
+  args.y = y;
+  // Owned by the calling thread; workers only read them during this call.
+  thread_local KActsBuffer k_buffer;
+  thread_local ActsBuffer buffer;
+  if (IsKQuant(w.dtype)) {
+    args.kacts = k_buffer.Get(m, w.cols);
+    const KActsView acts = args.kacts;
+    const auto quantize = [x, &acts](int64_t r0, int64_t r1) {
+      KActsView out = acts;
+      out.blocks = out.Row(r0);
+      QuantizeActsQ8K(x + r0 * acts.k, r1 - r0, out);
+    };
+    if (m >= kParallelQuantizeRows) {
+      SplitRange(pool, m, 1, quantize);
+    } else {
+      quantize(0, m);
+    }
+  } else {  // q5_0 / q5_1: the q8_0 / q8_1 activations of quantize.h
+    args.acts = buffer.Get(m, w.cols);
+    const ActsView acts = args.acts;
+    const auto quantize = [x, &acts](int64_t r0, int64_t r1) {
+      QuantizeActs(x + r0 * acts.k, r1 - r0, acts.Row(r0));
+    };
+    if (m >= kParallelQuantizeRows) {
+      SplitRange(pool, m, 1, quantize);
+    } else {
+      quantize(0, m);
+    }
+  }
+  const auto rows = HWY_DYNAMIC_DISPATCH(KMatMulRowsT);
+  SplitRange(pool, w.rows, kRowGrain,
+             [&args, rows](int64_t n0, int64_t n1) { rows(args, n0, n1); });
+}
+
+bool KQuantDequantize(DType t, const uint8_t* src, int64_t n, float* dst) {
+  if (!HasKQuantKernels(t)) return false;
+  KILN_CHECK(n % GetDTypeInfo(t).block_elems == 0, "DequantizeRow: ", GetDTypeInfo(t).name,
+             " row of ", n, " elements");
+  return HWY_DYNAMIC_DISPATCH(KDequantizeT)(t, src, n, dst);
+}
+
+}  // namespace kiln::kernels
+#endif  // HWY_ONCE
