@@ -5,8 +5,13 @@ GGUF files and thread count, in one run. Prints a Markdown table (paste into doc
 Both sides do the same work: one forward over a P-token prompt (prefill), then N single-token
 forwards (decode), greedy, median over R repetitions after one warm-up.
 
+Batched decode (--batch 4,16): B sequences are each prefilled with the same prompt, then every
+step decodes one token of all B in one forward (llama.cpp: one llama_batch with B sequence ids,
+n_seq_max = B); the figure is B * N / time. Use a short prompt there (--batch-prompt).
+
 usage: compare_llamacpp.py MODEL.gguf [MODEL.gguf ...] [--threads 2] [--prompt 512]
-       [--decode 128] [--reps 3] [--kiln-bench build/bench/model_bench]
+       [--decode 128] [--reps 3] [--batch 4,16] [--batch-prompt 64] [--batch-decode 32]
+       [--kiln-bench build/bench/model_bench]
 """
 import argparse
 import json
@@ -19,13 +24,62 @@ import time
 import numpy as np
 
 
-def kiln_run(bench, model, args):
+def kiln_run(bench, model, args, batch=1, prompt=None, decode=None):
     cores = f"0-{args.threads - 1}"
     out = subprocess.run(
-        [bench, model, "--prompt", str(args.prompt), "--decode", str(args.decode),
-         "--reps", str(args.reps), "--cores", cores],
+        [bench, model, "--prompt", str(prompt or args.prompt),
+         "--decode", str(decode or args.decode), "--reps", str(args.reps), "--cores", cores,
+         "--batch", str(batch)],
         check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def llamacpp_batched(model, args, n_seq):
+    """Aggregate decode tok/s of n_seq sequences decoded together (llama.cpp low-level API)."""
+    import llama_cpp
+    prompt_len, n_decode = args.batch_prompt, args.batch_decode
+    llm = llama_cpp.Llama(model_path=model, n_ctx=64, n_threads=args.threads, verbose=False)
+    n_vocab = llm.n_vocab()
+    cp = llama_cpp.llama_context_default_params()
+    cp.n_ctx = n_seq * (prompt_len + n_decode + 8)
+    cp.n_batch = cp.n_ubatch = max(prompt_len, n_seq)
+    cp.n_seq_max = n_seq
+    cp.n_threads = cp.n_threads_batch = args.threads
+    ctx = llama_cpp.llama_init_from_model(llm.model, cp)
+    batch = llama_cpp.llama_batch_init(max(prompt_len, n_seq), 0, 1)
+
+    def decode(items):  # items: (token, pos, seq, want_logits)
+        batch.n_tokens = len(items)
+        for i, (tok, pos, seq, want) in enumerate(items):
+            batch.token[i], batch.pos[i], batch.n_seq_id[i] = tok, pos, 1
+            batch.seq_id[i][0], batch.logits[i] = seq, int(want)
+        if llama_cpp.llama_decode(ctx, batch) != 0:
+            raise RuntimeError("llama_decode failed")
+
+    def argmax(i):
+        logits = llama_cpp.llama_get_logits_ith(ctx, i)
+        return int(np.ctypeslib.as_array(logits, shape=(n_vocab,)).argmax())
+
+    rng = random.Random(0)
+    prompt = [rng.randrange(n_vocab) for _ in range(prompt_len)]
+    rates = []
+    try:
+        for rep in range(args.reps + 1):
+            llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
+            nxt = []
+            for s in range(n_seq):
+                decode([(t, p, s, p == prompt_len - 1) for p, t in enumerate(prompt)])
+                nxt.append(argmax(-1))
+            t0 = time.perf_counter()
+            for i in range(n_decode):
+                decode([(nxt[s], prompt_len + i, s, True) for s in range(n_seq)])
+                nxt = [argmax(s) for s in range(n_seq)]
+            if rep:
+                rates.append(n_seq * n_decode / (time.perf_counter() - t0))
+    finally:
+        llama_cpp.llama_batch_free(batch)
+        llama_cpp.llama_free(ctx)
+    return statistics.median(rates)
 
 
 def llamacpp_run(model, args):
@@ -64,23 +118,44 @@ def main():
     p.add_argument("--prompt", type=int, default=512)
     p.add_argument("--decode", type=int, default=128)
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--batch", default="", help="comma-separated sequence counts, e.g. 4,16")
+    p.add_argument("--batch-prompt", type=int, default=64)
+    p.add_argument("--batch-decode", type=int, default=32)
+    p.add_argument("--no-single", action="store_true", help="only the batched table")
     here = os.path.dirname(os.path.abspath(__file__))
     p.add_argument("--kiln-bench", default=os.path.join(here, "..", "build", "bench",
                                                         "model_bench"))
     args = p.parse_args()
-    rows = []
-    for model in args.models:
-        k = kiln_run(args.kiln_bench, model, args)
-        l = llamacpp_run(model, args)
-        rows.append((os.path.basename(model), k, l))
+    import llama_cpp
     print(f"threads={args.threads} prompt={args.prompt} decode={args.decode} reps={args.reps} "
-          f"llama-cpp-python {rows[0][2]['version']} kiln target {rows[0][1]['target']}\n")
-    print("| model | prefill tok/s kiln | llama.cpp | ratio | decode tok/s kiln | llama.cpp | ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, k, l in rows:
-        print(f"| {name} | {k['prefill_tok_s']:.1f} | {l['prefill_tok_s']:.1f} | "
-              f"{k['prefill_tok_s'] / l['prefill_tok_s']:.2f} | {k['decode_tok_s']:.1f} | "
-              f"{l['decode_tok_s']:.1f} | {k['decode_tok_s'] / l['decode_tok_s']:.2f} |")
+          f"llama-cpp-python {llama_cpp.__version__} load average {os.getloadavg()[0]:.2f}\n")
+    if not args.no_single:
+        rows = []
+        for model in args.models:
+            k = kiln_run(args.kiln_bench, model, args)
+            l = llamacpp_run(model, args)
+            rows.append((os.path.basename(model), k, l))
+        print(f"kiln target {rows[0][1]['target']}\n")
+        print("| model | prefill tok/s kiln | llama.cpp | ratio "
+              "| decode tok/s kiln | llama.cpp | ratio |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for name, k, l in rows:
+            print(f"| {name} | {k['prefill_tok_s']:.1f} | {l['prefill_tok_s']:.1f} | "
+                  f"{k['prefill_tok_s'] / l['prefill_tok_s']:.2f} | {k['decode_tok_s']:.1f} | "
+                  f"{l['decode_tok_s']:.1f} | {k['decode_tok_s'] / l['decode_tok_s']:.2f} |")
+    sizes = [int(b) for b in args.batch.split(",") if b]
+    if sizes:
+        print(f"\nbatched decode: prompt {args.batch_prompt} per sequence, "
+              f"{args.batch_decode} steps\n")
+        print("| model | sequences | decode tok/s kiln | llama.cpp | ratio |")
+        print("|---|---:|---:|---:|---:|")
+        for model in args.models:
+            for n_seq in sizes:
+                k = kiln_run(args.kiln_bench, model, args, batch=n_seq,
+                             prompt=args.batch_prompt, decode=args.batch_decode)
+                l = llamacpp_batched(model, args, n_seq)
+                print(f"| {os.path.basename(model)} | {n_seq} | {k['decode_tok_s']:.1f} | "
+                      f"{l:.1f} | {k['decode_tok_s'] / l:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 // iterations, so their GB/s measure the kernel rather than DRAM.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "kernels/ops.h"
 #include "util/dtype.h"
+#include "util/huge_buffer.h"
 #include "util/thread_pool.h"
 
 namespace kiln::kernels {
@@ -63,6 +65,43 @@ void BM_MatMul(benchmark::State& state) {
   state.SetLabel(std::string(GetDTypeInfo(dtype).name) + " " + ActiveTargetName());
 }
 
+// Decode from DRAM: as many copies of one 2048x8192-shaped matrix as fill ~1 GiB (past any L3),
+// multiplied in turn, so every weight byte comes from memory as in a real decode step.
+// Args: dtype index, threads, huge (1: the copies live on transparent huge pages; 0: 4 KiB pages,
+// as in the model's file mapping).
+void BM_MatMulDram(benchmark::State& state) {
+  const DType dtype = kTypes[state.range(0)];
+  const int64_t n = 8192, k = 2048;
+  ThreadPool pool(Cores(static_cast<int>(state.range(1))), /*pin=*/true);
+  Setup s(dtype, n, k, 1);
+  const uint64_t bytes = s.weights.size();
+  const int64_t copies = static_cast<int64_t>((uint64_t{1} << 30) / bytes + 1);
+  HugeBuffer huge;
+  std::vector<uint8_t> small;
+  uint8_t* all = nullptr;
+  if (state.range(2)) {
+    huge = HugeBuffer(bytes * copies);
+    all = huge.data();
+  } else {
+    small.resize(bytes * copies);
+    all = small.data();
+  }
+  for (int64_t c = 0; c < copies; ++c)
+    std::copy(s.weights.begin(), s.weights.end(), all + c * bytes);
+  int64_t c = 0;
+  for (auto _ : state) {
+    Matrix w = s.w;
+    w.data = &all[c * bytes];
+    c = c + 1 == copies ? 0 : c + 1;
+    MatMul(w, s.x.data(), 1, s.y.data(), pool);
+    benchmark::DoNotOptimize(s.y.data());
+  }
+  state.counters["GB/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(bytes) / 1e9,
+                         benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(GetDTypeInfo(dtype).name) + " " + ActiveTargetName());
+}
+
 void DecodeArgs(benchmark::internal::Benchmark* b) {
   const std::pair<int64_t, int64_t> shapes[] = {
       {576, 576}, {1536, 576}, {576, 1536}, {2048, 2048}, {8192, 2048}};
@@ -87,6 +126,12 @@ BENCHMARK(BM_MatMul)
     ->Apply(DecodeArgs)
     ->UseRealTime()
     ->MinTime(0.2);
+BENCHMARK(BM_MatMulDram)
+    ->Name("MatMul/decode_dram")
+    ->ArgNames({"dtype", "threads", "huge"})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {0, 1}})
+    ->UseRealTime()
+    ->MinTime(0.5);
 BENCHMARK(BM_MatMul)
     ->Name("MatMul/prefill")
     ->ArgNames({"dtype", "N", "K", "m", "threads"})

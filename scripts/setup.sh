@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Kiln's build and tests need on Debian 12: the Debian packages, then a
-# Python virtual environment (./.venv, or $KILN_VENV) with the golden tests' references.
+# Python virtual environment (./.venv, or $KILN_VENV) with the golden tests' references, then
+# GuideLLM in its own venv (./.venv-guidellm, or $KILN_GUIDELLM_VENV; the integration tests look
+# for it there, or at $KILN_GUIDELLM).
 # Safe to run again: it only installs what is missing.
 #
 #   bash scripts/setup.sh
@@ -88,5 +90,32 @@ print(f"torch {torch.__version__}, transformers {transformers.__version__}, "
       f"llama_cpp {llama_cpp.__version__}, numpy {numpy.__version__}, pytest {pytest.__version__}")
 print(f"SmolLM2 GGUF: {ggufs[0]}")
 EOF
+
+# ---------------------------------------------------------------- GuideLLM venv
+# GuideLLM, for tests/integration/test_guidellm.py, in its own venv (see requirements-guidellm.txt):
+# its pinned dependencies without torch, then ./.venv's torch made importable through a .pth file
+# pointing at a folder of symlinks (torch is only used for its DataLoader).
+GVENV="${KILN_GUIDELLM_VENV:-$ROOT/.venv-guidellm}"
+if [[ -x "$GVENV/bin/python" ]] && "$GVENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+  log "guidellm venv: reusing $GVENV"
+else
+  log "guidellm venv: creating $GVENV"
+  rm -rf "$GVENV"
+  # The interpreter of .venv: torch's compiled extensions must load in both.
+  "$("$VENV/bin/python" -c 'import sys; print(sys._base_executable)')" -m venv "$GVENV"
+fi
+log "pip: requirements-guidellm.txt (--no-deps)"
+"$GVENV/bin/python" -m pip --disable-pip-version-check install --no-deps \
+  -r "$ROOT/requirements-guidellm.txt"
+purelib() { "$1/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))'; }
+TORCH_LINKS="$GVENV/kiln-torch"
+mkdir -p "$TORCH_LINKS"
+for pkg in torch torchgen functorch nvidia triton; do
+  ln -sfn "$(purelib "$VENV")/$pkg" "$TORCH_LINKS/$pkg"
+done
+echo "$TORCH_LINKS" >"$(purelib "$GVENV")/kiln-torch.pth"
+"$GVENV/bin/python" -c 'import torch, transformers, gguf, guidellm' ||
+  { echo "setup: the guidellm venv cannot import its packages" >&2; exit 1; }
+echo "guidellm $("$GVENV/bin/guidellm" --version | awk '{print $NF}') in $GVENV"
 
 log "done in $((SECONDS - start)) s"

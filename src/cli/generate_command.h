@@ -1,4 +1,4 @@
-// `kiln generate`: one prompt from the command line, greedy, for checks and scripts.
+// `kiln generate`: one prompt, or a JSONL batch, through the engine, for checks and scripts.
 #pragma once
 
 #include <CLI/CLI.hpp>

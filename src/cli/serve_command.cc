@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,11 @@
 #include "engine/model_runner_impl.h"
 #include "formats/gguf.h"
 #include "model/model.h"
+#include "model/paged_kv_cache.h"
 #include "server/engine_backend.h"
 #include "server/server.h"
 #include "tokenizer/chat_template.h"
+#include "tokenizer/load_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/core_set.h"
 #include "util/error.h"
@@ -46,6 +49,7 @@ struct ServeOptions {
   int max_batch_prefill_tokens = 4096;
   int64_t max_batch_total_tokens = 0;  // KV pool in tokens; 0: from --kv-cache-memory
   double kv_cache_memory_gib = 2.0;
+  std::string kv_cache_dtype = "f32";
   int max_client_batch_size = 4;
   std::string api_key;
   std::vector<std::string> cors_allow_origin;
@@ -72,11 +76,13 @@ void ApplyHostnameEnv(CLI::App& cmd, ServeOptions& o) {
   if (!ec) o.hostname = env;
 }
 
-// The model's own chat template (GGUF tokenizer.chat_template), else the ChatML fallback.
+// The model's own chat template (GGUF tokenizer.chat_template or tokenizer_config.json), else
+// the ChatML fallback.
 ChatTemplateFn LoadChatTemplate(const Model& model, const Tokenizer& tokenizer) {
   const GgufFile* gguf = model.gguf();
   std::optional<std::string> source =
       gguf ? gguf->GetString("tokenizer.chat_template") : std::nullopt;
+  if (!source && !tokenizer.ChatTemplateSource().empty()) source = tokenizer.ChatTemplateSource();
   if (!source) {
     log::Warn("the model has no chat template; /v1/chat/completions uses ChatML");
     return nullptr;
@@ -190,13 +196,16 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
   const std::string model_path = ResolveModelId(o.model_id);
   log::Info("loading " + model_path);
   std::unique_ptr<Model> model = Model::Load(model_path);
-  KILN_CHECK(model->gguf() != nullptr, model_path,
-             ": kiln serve needs a tokenizer, which only GGUF models carry for now");
-  std::unique_ptr<Tokenizer> tokenizer = Tokenizer::FromGguf(*model->gguf());
+  std::unique_ptr<Tokenizer> tokenizer =
+      model->gguf() ? Tokenizer::FromGguf(*model->gguf()) : LoadTokenizer(model_path);
 
   ModelRunnerOptions runner_options;
   runner_options.max_batch_total_tokens = o.max_batch_total_tokens;
   runner_options.kv_memory_bytes = static_cast<int64_t>(o.kv_cache_memory_gib * (1 << 30));
+  const std::optional<DType> kv_dtype = ParseKvCacheDType(o.kv_cache_dtype);
+  KILN_CHECK(kv_dtype.has_value(), "--kv-cache-dtype must be f32 or bf16, not '",
+             o.kv_cache_dtype, "'");
+  runner_options.kv_cache_dtype = *kv_dtype;
   if (!o.cores.empty()) runner_options.cores = ParseCoreSet(o.cores);
   std::unique_ptr<ModelRunner> runner = MakeModelRunner(*model, runner_options);
 
@@ -263,6 +272,11 @@ void AddLimitFlags(CLI::App* cmd, ServeOptions& o) {
   cmd->add_option("--kv-cache-memory", o.kv_cache_memory_gib,
                   "GiB of KV cache when --max-batch-total-tokens is not given")
       ->envname("KV_CACHE_MEMORY")
+      ->capture_default_str();
+  cmd->add_option("--kv-cache-dtype", o.kv_cache_dtype,
+                  "KV-cache element type: f32 (exact) or bf16 (half the memory, twice the "
+                  "tokens in --kv-cache-memory)")
+      ->envname("KV_CACHE_DTYPE")
       ->capture_default_str();
   cmd->add_option("--max-client-batch-size", o.max_client_batch_size,
                   "Most prompts in one /v1/completions request")

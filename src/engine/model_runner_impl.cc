@@ -13,7 +13,8 @@ namespace {
 
 int64_t PoolBlocks(const ModelConfig& config, const ModelRunnerOptions& o) {
   int64_t tokens = o.max_batch_total_tokens;
-  if (tokens <= 0) tokens = o.kv_memory_bytes / PagedKvCache::BytesPerToken(config);
+  if (tokens <= 0)
+    tokens = o.kv_memory_bytes / PagedKvCache::BytesPerToken(config, o.kv_cache_dtype);
   KILN_CHECK(tokens >= o.block_size, "KV budget of ", tokens,
              " tokens is smaller than one block of ", o.block_size);
   return tokens / o.block_size;
@@ -23,7 +24,7 @@ class ModelRunnerImpl : public ModelRunner {
  public:
   ModelRunnerImpl(Model& model, const ModelRunnerOptions& o)
       : model_(model),
-        kv_(model.config(), PoolBlocks(model.config(), o), o.block_size),
+        kv_(model.config(), PoolBlocks(model.config(), o), o.block_size, o.kv_cache_dtype),
         pool_(o.cores.empty() ? AllowedCores() : o.cores, o.pin_threads) {}
 
   int64_t vocab_size() const override { return model_.config().vocab_size; }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/model_runner.h"
+#include "util/dtype.h"
 
 namespace kiln {
 
@@ -16,7 +17,9 @@ struct ModelRunnerOptions {
   // KV pool size in tokens (TGI's --max-batch-total-tokens); 0 = derive from kv_memory_bytes.
   int64_t max_batch_total_tokens = 0;
   int64_t kv_memory_bytes = int64_t{2} << 30;  // used when max_batch_total_tokens == 0
-  std::vector<int> cores;                       // compute cores; empty = all allowed
+  // KV element type: kF32 (exact) or kBF16 (twice the tokens in the same kv_memory_bytes).
+  DType kv_cache_dtype = DType::kF32;
+  std::vector<int> cores;  // compute cores; empty = all allowed
   bool pin_threads = true;
 };
 

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "util/half.h"
 
@@ -71,6 +72,44 @@ HWY_INLINE void FDotTile(const WT* w, int64_t k, const float* x, float* y, int64
     float sum = hn::GetLane(hn::SumOfLanes(df, acc[0][r]));
     for (int64_t j = i; j < k; ++j) sum += x[r * k + j] * WeightToF32(w + j);
     y[r * y_stride] = sum;
+  }
+}
+
+// The MatMul tile: y[r * y_stride + j] = dot(x + r * k, w + j * w_stride) for r < R, j < NR;
+// x rows [R, k], weight rows j at w + j * w_stride. Each loaded x vector serves NR weight rows
+// and each widened weight vector R x rows (R = NR = 4: 8 loads per 16 FMAs), and decode (R = 1)
+// streams NR weight rows at once. Every (r, j) dot is one FMA chain over k in order, then one
+// lane sum, whatever R and NR are: a row's result does not depend on the rows or weight rows
+// sharing its tile (batch invariance, docs/architecture.md).
+// prefetch: also prefetch the next NR weight rows (the next tile's), in step with this one's.
+template <typename WT, int R, int NR>
+HWY_INLINE void FDotTileN(const WT* w, int64_t w_stride, int64_t k, const float* x, float* y,
+                          int64_t y_stride, bool prefetch = false) {
+  const hn::ScalableTag<float> df;
+  using V = hn::Vec<decltype(df)>;
+  const int64_t n = static_cast<int64_t>(hn::Lanes(df));
+  V acc[NR][R];
+  for (int j = 0; j < NR; ++j) {
+    for (int r = 0; r < R; ++r) acc[j][r] = hn::Zero(df);
+  }
+  int64_t i = 0;
+  for (; i + n <= k; i += n) {
+    V xv[R];
+    for (int r = 0; r < R; ++r) xv[r] = hn::LoadU(df, x + r * k + i);
+    if (prefetch && (i * static_cast<int64_t>(sizeof(WT))) % 64 == 0) {
+      for (int j = 0; j < NR; ++j) hwy::Prefetch(w + (NR + j) * w_stride + i);
+    }
+    for (int j = 0; j < NR; ++j) {
+      const V wv = LoadWeights(df, w + j * w_stride + i);
+      for (int r = 0; r < R; ++r) acc[j][r] = hn::MulAdd(wv, xv[r], acc[j][r]);
+    }
+  }
+  for (int j = 0; j < NR; ++j) {
+    for (int r = 0; r < R; ++r) {
+      float sum = hn::GetLane(hn::SumOfLanes(df, acc[j][r]));
+      for (int64_t e = i; e < k; ++e) sum += x[r * k + e] * WeightToF32(w + j * w_stride + e);
+      y[r * y_stride + j] = sum;
+    }
   }
 }
 

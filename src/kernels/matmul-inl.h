@@ -23,33 +23,59 @@ inline constexpr int kTileRows = 4;
 // Weight bytes per cache block: all x tiles sweep over this many weight bytes, which then stay
 // in L2 instead of being streamed from memory once per tile (matters for m > kTileRows).
 inline constexpr uint64_t kWeightBlockBytes = 256 * 1024;
+// How far ahead of the quantized kernels' loads weights are prefetched (bytes).
+inline constexpr int64_t kPrefetchBytes = 4096;
 
-// Tile<R>(n, r0): y[r0 + r, n] for r < R, from quantized activations.
+// Weight rows per float tile: 4 x rows x 4 weight rows = 16 accumulators need AVX-512's 32
+// registers; 16-register targets use 2 weight rows.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+inline constexpr int kFloatTileCols = 4;
+#else
+inline constexpr int kFloatTileCols = 2;
+#endif
+
+// Tile<R, NR>(n, r0): y[r0 + r, n + j] for r < R, j < NR, from quantized activations.
+// kCols: the NR used for all but the last rows of a range (1: one weight row per tile).
 template <DType T>
 struct QuantTiles {
+  static constexpr int kCols = 1;
   const MatMulArgs& a;
-  template <int R>
+  template <int R, int NR>
   HWY_INLINE void Tile(int64_t n, int64_t r0) const {
+    static_assert(NR == 1);
     const int64_t n_out = a.w->rows;
-    QDotTile<T, R>(a.w->data + n * a.w->row_bytes, a.acts.Row(r0), a.y + r0 * n_out + n, n_out);
+    const uint8_t* w_row = a.w->data + n * a.w->row_bytes;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    // The first x tile streams the weights from memory: prefetch ahead (kPrefetchBytes).
+    const int64_t prefetch = a.prefetch && r0 == 0 ? kPrefetchBytes : 0;
+    QDotTile<T, R>(w_row, a.acts.Row(r0), a.y + r0 * n_out + n, n_out, prefetch);
+#else
+    QDotTile<T, R>(w_row, a.acts.Row(r0), a.y + r0 * n_out + n, n_out);
+#endif
   }
 };
 
-// Tile<R>(n, r0) from f32 activations, weights of element type WT (float, float16_t, bfloat16_t).
+// The same from f32 activations, weights of element type WT (float, float16_t, bfloat16_t).
 template <typename WT>
 struct FloatTiles {
+  static constexpr int kCols = kFloatTileCols;
   const MatMulArgs& a;
-  template <int R>
+  template <int R, int NR>
   HWY_INLINE void Tile(int64_t n, int64_t r0) const {
     const int64_t n_out = a.w->rows, k = a.w->cols;
     const WT* w_row = reinterpret_cast<const WT*>(a.w->data + n * a.w->row_bytes);
-    FDotTile<WT, R>(w_row, k, a.x + r0 * k, a.y + r0 * n_out + n, n_out);
+    const int64_t w_stride = static_cast<int64_t>(a.w->row_bytes / sizeof(WT));
+    FDotTileN<WT, R, NR>(w_row, w_stride, k, a.x + r0 * k, a.y + r0 * n_out + n, n_out,
+                         a.prefetch && r0 == 0);
   }
 };
 
 template <int R, class Tiles>
 HWY_INLINE void TileColumn(const Tiles& tiles, int64_t r0, int64_t n0, int64_t n1) {
-  for (int64_t n = n0; n < n1; ++n) tiles.template Tile<R>(n, r0);
+  constexpr int kCols = Tiles::kCols;
+  int64_t n = n0;
+  for (; n + kCols <= n1; n += kCols) tiles.template Tile<R, kCols>(n, r0);
+  for (; n < n1; ++n) tiles.template Tile<R, 1>(n, r0);
 }
 
 // Loops over weight-row blocks of [n0, n1) and, inside each, over all x tiles.

@@ -3,11 +3,15 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <span>
 #include <type_traits>
 
 #include "kernels/hwy_config.h"
+#include "kernels/kquant.h"
 #include "kernels/ops.h"
 #include "kernels/parallel.h"
 #include "kernels/quantize.h"
@@ -69,7 +73,20 @@ constexpr int64_t kRowGrain = 16;
 // Activation rows quantized on the pool rather than on the calling thread from this many on.
 constexpr int64_t kParallelQuantizeRows = 16;
 
+// KILN_PREFETCH=0 turns the weight prefetch off (for measuring what it brings).
+bool PrefetchEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("KILN_PREFETCH");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return enabled;
+}
+
 bool IsQuantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kQ4_1; }
+
+// Dispatch point for weight types whose MatMul lives in its own file (K-quants and q5_0/q5_1:
+// kquant.cc); every other type runs the row kernels of matmul-inl.h.
+bool HasOwnMatMul(DType t) { return HasKQuantKernels(t); }
 
 void CheckMatMul(const Matrix& w, int64_t m) {
   const DTypeInfo& info = GetDTypeInfo(w.dtype);
@@ -84,19 +101,40 @@ void CheckMatMul(const Matrix& w, int64_t m) {
 
 }  // namespace
 
-void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
-  CheckMatMul(w, m);
-  if (m == 0 || w.rows == 0) return;
-  MatMulArgs args;
-  args.w = &w;
-  args.x = x;
-  args.m = m;
-  args.y = y;
-  if (IsQuantized(w.dtype)) {
+void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, ThreadPool& pool) {
+  const int64_t count = static_cast<int64_t>(outs.size());
+  KILN_CHECK(count >= 1 && count <= kMaxMatMulOutputs, "MatMulMulti: ", count, " outputs (1 to ",
+             kMaxMatMulOutputs, " supported)");
+  // Weight types with a MatMul of their own (K-quants, kquant.h) run one matrix at a time.
+  if (std::any_of(outs.begin(), outs.end(),
+                  [](const MatMulOutput& o) { return HasOwnMatMul(o.w->dtype); })) {
+    for (const MatMulOutput& o : outs) MatMul(*o.w, x, m, o.y, pool);
+    return;
+  }
+  // One MatMulArgs per weight, and where each one's rows start in the concatenated row range.
+  std::array<MatMulArgs, kMaxMatMulOutputs> args;
+  std::array<int64_t, kMaxMatMulOutputs + 1> first_row{};
+  bool any_quantized = false;
+  for (int64_t i = 0; i < count; ++i) {
+    const Matrix& w = *outs[i].w;
+    CheckMatMul(w, m);
+    KILN_CHECK(w.cols == outs[0].w->cols, "MatMulMulti: weights with ", w.cols, " and ",
+               outs[0].w->cols, " columns");
+    args[i].w = &w;
+    args[i].x = x;
+    args[i].m = m;
+    args[i].y = outs[i].y;
+    args[i].prefetch = PrefetchEnabled();
+    first_row[i + 1] = first_row[i] + w.rows;
+    any_quantized = any_quantized || IsQuantized(w.dtype);
+  }
+  const int64_t total_rows = first_row[count];
+  if (m == 0 || total_rows == 0) return;
+  if (any_quantized) {
     // Owned by the calling thread; workers only read it during this call.
     thread_local ActsBuffer buffer;
-    args.acts = buffer.Get(m, w.cols);
-    const ActsView acts = args.acts;
+    const ActsView acts = buffer.Get(m, outs[0].w->cols);
+    for (int64_t i = 0; i < count; ++i) args[i].acts = acts;
     const auto quantize = [x, &acts](int64_t r0, int64_t r1) {
       QuantizeActs(x + r0 * acts.k, r1 - r0, acts.Row(r0));
     };
@@ -106,9 +144,23 @@ void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& po
       quantize(0, m);
     }
   }
+  // Output rows of all weights form one range, split over the pool in one pass.
   const auto rows = HWY_DYNAMIC_DISPATCH(MatMulRowsT);
-  SplitRange(pool, w.rows, kRowGrain,
-             [&args, rows](int64_t n0, int64_t n1) { rows(args, n0, n1); });
+  SplitRange(pool, total_rows, kRowGrain, [&](int64_t n0, int64_t n1) {
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t lo = std::max(n0, first_row[i]), hi = std::min(n1, first_row[i + 1]);
+      if (lo < hi) rows(args[i], lo - first_row[i], hi - first_row[i]);
+    }
+  });
+}
+
+void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
+  if (HasOwnMatMul(w.dtype)) {
+    KQuantMatMul(w, x, m, y, pool);
+    return;
+  }
+  const MatMulOutput out{&w, y};
+  MatMulMulti({&out, 1}, x, m, pool);
 }
 
 }  // namespace kiln::kernels

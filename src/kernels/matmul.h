@@ -13,7 +13,8 @@ struct MatMulArgs {
   const float* x = nullptr;   // [m, K] f32 activations (read by f32/f16/bf16 weights)
   ActsView acts;              // [m, K] quantized activations (read by quantized weights)
   int64_t m = 0;
-  float* y = nullptr;  // [m, N]
+  float* y = nullptr;    // [m, N]
+  bool prefetch = true;  // software prefetch of weights ahead of the first x tile
 };
 
 }  // namespace kiln::kernels

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "util/dtype.h"
 #include "util/thread_pool.h"
@@ -32,6 +33,17 @@ struct Matrix {
 // Work is split over `pool` by output rows (activation quantization by x rows for large M).
 // No allocation per call once scratch buffers have grown.
 void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool);
+
+// Several weight matrices applied to the same x [M, K] (Q, K and V; gate and up):
+// outs[i].y [M, rows_i] = x · outs[i].w^T, with the same numerics as MatMul, but as one parallel
+// pass (one pool synchronization instead of one per matrix) with x quantized once. All weights
+// must have the same cols; at most kMaxMatMulOutputs of them.
+struct MatMulOutput {
+  const Matrix* w = nullptr;
+  float* y = nullptr;
+};
+inline constexpr int kMaxMatMulOutputs = 4;
+void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, ThreadPool& pool);
 
 // dst[0, n) = row `row` of W dequantized to f32 (embedding lookup).
 void DequantizeRow(const Matrix& w, int64_t row, float* dst);

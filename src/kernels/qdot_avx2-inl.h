@@ -82,9 +82,17 @@ HWY_INLINE void BlockGroup(const uint8_t* w_row, const ActsView& x, int64_t b, i
   }
 }
 
+// Every row sums its blocks in U = 2 alternating chains whatever R is, so its result does not
+// depend on the rows sharing the tile (batch invariance); R > 2 runs as tiles of at most 2 rows
+// to keep the 2 x R accumulators in registers.
 template <DType T, int R>
 HWY_INLINE void QDotTile(const uint8_t* w_row, const ActsView& x, float* y, int64_t y_stride) {
-  constexpr int U = R == 1 ? 2 : 1;  // two independent FMA chains when there is a single row
+  if constexpr (R > 2) {
+    QDotTile<T, 2>(w_row, x, y, y_stride);
+    QDotTile<T, R - 2>(w_row, x.Row(2), y + 2 * y_stride, y_stride);
+    return;
+  }
+  constexpr int U = 2;
   __m256 acc[U][R], ms[R];           // ms: odd lanes sum m_w s_x (q4_1)
   for (int r = 0; r < R; ++r) {
     for (int u = 0; u < U; ++u) acc[u][r] = _mm256_setzero_ps();

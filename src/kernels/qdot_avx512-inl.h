@@ -115,10 +115,18 @@ HWY_INLINE void PairStep(const uint8_t* blk0, const ActsView& x, int64_t b, bool
 }
 
 // Blocks b..b+7: four pairs alternating between two accumulator sets (independent FMA chains).
+// prefetch > 0: also prefetches the weight bytes that far ahead (the rows of a range are
+// contiguous, so this runs ahead into the next rows, across 4 KiB pages where the hardware
+// prefetcher stops).
 template <DType T, int R>
 HWY_INLINE void OctetStep(const uint8_t* w_row, const ActsView& x, int64_t b, __m512 (&acc)[2][R],
-                          __m512 (&ms)[R]) {
+                          __m512 (&ms)[R], int64_t prefetch) {
   const uint8_t* blk = w_row + b * kBlockBytes<T>;
+  if (prefetch > 0) {
+    for (int line = 0; line < 8 * kBlockBytes<T>; line += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(blk + prefetch + line), _MM_HINT_T0);
+    }
+  }
   __m512 prod[R];
   for (int r = 0; r < R; ++r) {
     prod[r] = ScaleProducts8<T>(blk, x.ds + 2 * (r * x.blocks() + b));
@@ -130,14 +138,15 @@ HWY_INLINE void OctetStep(const uint8_t* w_row, const ActsView& x, int64_t b, __
 }
 
 template <DType T, int R>
-HWY_INLINE void QDotTile(const uint8_t* w_row, const ActsView& x, float* y, int64_t y_stride) {
+HWY_INLINE void QDotTile(const uint8_t* w_row, const ActsView& x, float* y, int64_t y_stride,
+                         int64_t prefetch = 0) {
   __m512 acc[2][R], ms[R];  // ms: odd lanes sum m_w s_x (q4_1)
   for (int r = 0; r < R; ++r) {
     acc[0][r] = acc[1][r] = ms[r] = _mm512_setzero_ps();
   }
   const int64_t nb = x.blocks();
   int64_t b = 0;
-  for (; b + 8 <= nb; b += 8) OctetStep<T, R>(w_row, x, b, acc, ms);
+  for (; b + 8 <= nb; b += 8) OctetStep<T, R>(w_row, x, b, acc, ms, prefetch);
   for (; b < nb; b += 2) {
     const bool single = b + 1 == nb;
     const uint8_t* blk = w_row + b * kBlockBytes<T>;

@@ -165,9 +165,10 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
   for (int64_t t = 0; t < n; ++t) {
     kernels::RmsNorm(&s_.x[t * d], w.attn_norm.data(), d, eps, &s_.h[t * d]);
   }
-  kernels::MatMul(w.wq, s_.h.data(), n, s_.q.data(), pool);  // q [T, H*hd]
-  kernels::MatMul(w.wk, s_.h.data(), n, s_.k.data(), pool);  // k [T, KV*hd]
-  kernels::MatMul(w.wv, s_.h.data(), n, s_.v.data(), pool);  // v [T, KV*hd]
+  // q [T, H*hd], k [T, KV*hd], v [T, KV*hd] in one parallel pass
+  const kernels::MatMulOutput qkv[] = {
+      {&w.wq, s_.q.data()}, {&w.wk, s_.k.data()}, {&w.wv, s_.v.data()}};
+  kernels::MatMulMulti(qkv, s_.h.data(), n, pool);
   const kernels::AttentionShape shape{static_cast<int>(c.num_heads),
                                       static_cast<int>(c.num_kv_heads), static_cast<int>(hd),
                                       1.0f / std::sqrt(static_cast<float>(hd))};
@@ -175,8 +176,7 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
     const int32_t* table = s.block_table.data();
     for (int64_t t = s.token_begin; t < s.token_begin + s.token_count; ++t) {
       QkvPostprocess(w, t);
-      std::copy_n(&s_.k[t * kv_dim], kv_dim, kv.KRow(layer, table, s_.pos[t]));
-      std::copy_n(&s_.v[t * kv_dim], kv_dim, kv.VRow(layer, table, s_.pos[t]));
+      kv.Write(layer, table, s_.pos[t], &s_.k[t * kv_dim], &s_.v[t * kv_dim]);
     }
     kernels::PagedAttention(&s_.q[s.token_begin * q_dim], &s_.pos[s.token_begin], s.token_count,
                             kv.View(layer, table), shape, &s_.attn[s.token_begin * q_dim], pool);
@@ -193,8 +193,9 @@ void Model::MlpBlock(const LayerWeights& w, int64_t n, ThreadPool& pool) {
   for (int64_t t = 0; t < n; ++t) {
     kernels::RmsNorm(&s_.x[t * d], w.ffn_norm.data(), d, eps, &s_.h[t * d]);
   }
-  kernels::MatMul(w.w_gate, s_.h.data(), n, s_.gate.data(), pool);  // [T, F]
-  kernels::MatMul(w.w_up, s_.h.data(), n, s_.up.data(), pool);      // [T, F]
+  // gate [T, F], up [T, F] in one parallel pass
+  const kernels::MatMulOutput gate_up[] = {{&w.w_gate, s_.gate.data()}, {&w.w_up, s_.up.data()}};
+  kernels::MatMulMulti(gate_up, s_.h.data(), n, pool);
   kernels::SiluMul(s_.gate.data(), s_.up.data(), n * f, s_.gate.data());
   kernels::MatMul(w.w_down, s_.gate.data(), n, s_.h.data(), pool);  // [T, D]
   kernels::AddInPlace(s_.x.data(), s_.h.data(), n * d);

@@ -1,21 +1,38 @@
 #include "model/paged_kv_cache.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "util/error.h"
+#include "util/half.h"
 
 namespace kiln {
 
-PagedKvCache::PagedKvCache(const ModelConfig& config, int64_t num_blocks, int64_t block_size)
+std::optional<DType> ParseKvCacheDType(std::string_view name) {
+  if (name == "f32") return DType::kF32;
+  if (name == "bf16") return DType::kBF16;
+  return std::nullopt;
+}
+
+PagedKvCache::PagedKvCache(const ModelConfig& config, int64_t num_blocks, int64_t block_size,
+                           DType dtype)
     : num_blocks_(num_blocks),
       block_size_(block_size),
       kv_dim_(config.num_kv_heads * config.head_dim),
-      layer_stride_(num_blocks * block_size * kv_dim_) {
+      layer_stride_(num_blocks * block_size * kv_dim_),
+      dtype_(dtype),
+      elem_bytes_(dtype == DType::kBF16 ? 2 : 4) {
   KILN_CHECK(num_blocks > 0 && block_size > 0, "KV cache needs at least one block of one token");
-  k_.assign(static_cast<size_t>(layer_stride_ * config.num_layers), 0.0f);
-  v_.assign(static_cast<size_t>(layer_stride_ * config.num_layers), 0.0f);
+  KILN_CHECK(dtype == DType::kF32 || dtype == DType::kBF16, "KV cache dtype must be f32 or bf16");
+  const size_t bytes = static_cast<size_t>(layer_stride_ * config.num_layers * elem_bytes_);
+  // Zero-filled, so a row never written reads as 0 in both dtypes.
+  k_ = std::make_unique<std::byte[]>(bytes);
+  v_ = std::make_unique<std::byte[]>(bytes);
 }
 
-int64_t PagedKvCache::BytesPerToken(const ModelConfig& c) {
-  return 2 * c.num_layers * c.num_kv_heads * c.head_dim * static_cast<int64_t>(sizeof(float));
+int64_t PagedKvCache::BytesPerToken(const ModelConfig& c, DType dtype) {
+  const int64_t elem = dtype == DType::kBF16 ? 2 : 4;
+  return 2 * c.num_layers * c.num_kv_heads * c.head_dim * elem;
 }
 
 int64_t PagedKvCache::Offset(int64_t layer, const int32_t* block_table, int64_t pos) const {
@@ -23,21 +40,28 @@ int64_t PagedKvCache::Offset(int64_t layer, const int32_t* block_table, int64_t 
   return layer * layer_stride_ + (block * block_size_ + pos % block_size_) * kv_dim_;
 }
 
-float* PagedKvCache::KRow(int64_t layer, const int32_t* table, int64_t pos) {
-  return k_.data() + Offset(layer, table, pos);
-}
-
-float* PagedKvCache::VRow(int64_t layer, const int32_t* table, int64_t pos) {
-  return v_.data() + Offset(layer, table, pos);
+void PagedKvCache::Write(int64_t layer, const int32_t* table, int64_t pos, const float* k,
+                         const float* v) {
+  const int64_t at = Offset(layer, table, pos) * elem_bytes_;
+  if (dtype_ == DType::kF32) {
+    std::memcpy(k_.get() + at, k, kv_dim_ * sizeof(float));
+    std::memcpy(v_.get() + at, v, kv_dim_ * sizeof(float));
+    return;
+  }
+  uint16_t* k_row = reinterpret_cast<uint16_t*>(k_.get() + at);
+  uint16_t* v_row = reinterpret_cast<uint16_t*>(v_.get() + at);
+  std::transform(k, k + kv_dim_, k_row, F32ToBf16);
+  std::transform(v, v + kv_dim_, v_row, F32ToBf16);
 }
 
 kernels::PagedKv PagedKvCache::View(int64_t layer, const int32_t* block_table) const {
   kernels::PagedKv kv;
-  kv.k_base = k_.data() + layer * layer_stride_;
-  kv.v_base = v_.data() + layer * layer_stride_;
+  kv.k_base = k_.get() + layer * layer_stride_ * elem_bytes_;
+  kv.v_base = v_.get() + layer * layer_stride_ * elem_bytes_;
   kv.block_stride = block_size_ * kv_dim_;
   kv.block_size = block_size_;
   kv.block_table = block_table;
+  kv.dtype = dtype_;
   return kv;
 }
 

@@ -1,36 +1,50 @@
-// The KV pool: per layer, K and V of [num_blocks, block_size, KV, hd] in f32. Sequences own
-// blocks through block tables (the engine's KV manager hands out the ids); the model only reads
-// and writes rows. One preallocated allocation, no growth at run time.
+// The KV pool: per layer, K and V of [num_blocks, block_size, KV, hd] in f32 or bf16. Sequences
+// own blocks through block tables (the engine's KV manager hands out the ids); the model only
+// reads and writes rows. One preallocated allocation, no growth at run time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <memory>
+#include <optional>
+#include <string_view>
 
 #include "kernels/paged_attention.h"
 #include "model/config.h"
+#include "util/dtype.h"
 
 namespace kiln {
 
+// "f32" / "bf16" -> kF32 / kBF16; nullopt for anything else (the CLI reports it).
+std::optional<DType> ParseKvCacheDType(std::string_view name);
+
 class PagedKvCache {
  public:
-  PagedKvCache(const ModelConfig& config, int64_t num_blocks, int64_t block_size);
+  // dtype: DType::kF32 (exact, the default) or DType::kBF16 (half the memory; rows are rounded
+  // to nearest even when written, attention widens them back to f32).
+  PagedKvCache(const ModelConfig& config, int64_t num_blocks, int64_t block_size,
+               DType dtype = DType::kF32);
 
   int64_t num_blocks() const { return num_blocks_; }
   int64_t block_size() const { return block_size_; }
   int64_t kv_dim() const { return kv_dim_; }
+  DType dtype() const { return dtype_; }
   // Bytes per token of context across all layers (K and V), for sizing from a memory budget.
-  static int64_t BytesPerToken(const ModelConfig& config);
+  static int64_t BytesPerToken(const ModelConfig& config, DType dtype = DType::kF32);
 
-  // Row of position `pos` for the sequence with `block_table`, in layer `layer`.
-  float* KRow(int64_t layer, const int32_t* block_table, int64_t pos);
-  float* VRow(int64_t layer, const int32_t* block_table, int64_t pos);
+  // Stores k [kv_dim] and v [kv_dim] as the row of position `pos` of the sequence with
+  // `block_table`, in layer `layer`, converting to the pool's dtype.
+  void Write(int64_t layer, const int32_t* block_table, int64_t pos, const float* k,
+             const float* v);
   kernels::PagedKv View(int64_t layer, const int32_t* block_table) const;
 
  private:
-  int64_t Offset(int64_t layer, const int32_t* block_table, int64_t pos) const;
+  int64_t Offset(int64_t layer, const int32_t* block_table, int64_t pos) const;  // elements
 
   int64_t num_blocks_, block_size_, kv_dim_, layer_stride_;
-  std::vector<float> k_, v_;  // [layers, num_blocks, block_size, kv_dim]
+  DType dtype_;
+  int64_t elem_bytes_;
+  std::unique_ptr<std::byte[]> k_, v_;  // [layers, num_blocks, block_size, kv_dim] of dtype_
 };
 
 }  // namespace kiln

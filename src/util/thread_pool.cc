@@ -1,9 +1,13 @@
 #include "util/thread_pool.h"
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace kiln {
 namespace {
@@ -14,8 +18,32 @@ inline void CpuRelax() {
 #endif
 }
 
-// About 50-100 us of spinning before a worker sleeps.
-constexpr int kSpinIterations = 20000;
+// Futex wait/wake on a 32-bit atomic (private to this process). Spurious wake-ups are fine:
+// every caller re-checks its condition in a loop.
+void FutexWait(std::atomic<uint32_t>& word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr,
+          nullptr, 0);
+}
+
+void FutexWakeAll(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
+          nullptr, 0);
+}
+
+// Spins until pred() or until `budget` has passed; returns pred()'s last value. The clock is
+// read every 64 pauses only (a pause is 10-150 cycles depending on the core).
+template <typename Pred>
+bool SpinFor(std::chrono::nanoseconds budget, Pred pred) {
+  if (budget.count() <= 0) return pred();
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (pred()) return true;
+      CpuRelax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return pred();
+  }
+}
 
 }  // namespace
 
@@ -38,12 +66,9 @@ ThreadPool::ThreadPool(const std::vector<int>& cores, bool pin)
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_.store(true);
-    epoch_.fetch_add(1);
-  }
-  wake_.notify_all();
+  stop_.store(true);
+  epoch_.fetch_add(1);
+  FutexWakeAll(epoch_);
   for (auto& t : threads_) t.join();
 }
 
@@ -60,37 +85,40 @@ void ThreadPool::RunOnAll(const std::function<void(int, int)>& fn) {
     return;
   }
   job_ = &fn;
-  pending_.store(num_workers_ - 1, std::memory_order_relaxed);
-  {
-    // Publishing under the mutex pairs with the sleepers' predicate check.
-    std::lock_guard<std::mutex> lock(mu_);
-    epoch_.fetch_add(1, std::memory_order_release);
-  }
-  if (sleepers_.load(std::memory_order_acquire) > 0) wake_.notify_all();
+  pending_.store(static_cast<uint32_t>(num_workers_ - 1), std::memory_order_relaxed);
+  // seq_cst publish, then the sleepers check (pairs with the worker's sleepers_ increment
+  // before its futex wait): either the worker sees the new epoch or we see it asleep.
+  epoch_.fetch_add(1);
+  if (sleepers_.load() > 0) FutexWakeAll(epoch_);
   fn(0, num_workers_);
-  while (pending_.load(std::memory_order_acquire) != 0) CpuRelax();
+  const auto done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!SpinFor(kSpin, done)) {
+    // A worker is late (descheduled, or sharing our core): sleep instead of burning the core
+    // it may need. The last worker wakes us (see WorkerLoop).
+    caller_waiting_.store(true);
+    for (uint32_t p = pending_.load(); p != 0; p = pending_.load()) FutexWait(pending_, p);
+    caller_waiting_.store(false, std::memory_order_relaxed);
+  }
   job_ = nullptr;
 }
 
 void ThreadPool::WorkerLoop(int worker) {
-  uint64_t seen = 0;
+  uint32_t seen = 0;
   for (;;) {
-    uint64_t now = epoch_.load(std::memory_order_acquire);
-    for (int i = 0; now == seen && i < kSpinIterations; ++i) {
-      CpuRelax();
-      now = epoch_.load(std::memory_order_acquire);
-    }
-    if (now == seen) {
-      std::unique_lock<std::mutex> lock(mu_);
+    uint32_t now = seen;
+    const auto changed = [&] {
+      now = epoch_.load();  // seq_cst: pairs with RunOnAll's epoch bump / sleepers_ check
+      return now != seen;
+    };
+    if (!SpinFor(kSpin, changed)) {
       sleepers_.fetch_add(1);
-      wake_.wait(lock, [&] { return epoch_.load(std::memory_order_acquire) != seen; });
+      while (!changed()) FutexWait(epoch_, seen);
       sleepers_.fetch_sub(1);
-      now = epoch_.load(std::memory_order_acquire);
     }
     seen = now;
     if (stop_.load()) return;
     (*job_)(worker, num_workers_);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    if (pending_.fetch_sub(1) == 1 && caller_waiting_.load()) FutexWakeAll(pending_);
   }
 }
 

@@ -1,16 +1,18 @@
 // A fixed pool of compute threads pinned to a core set, used inside forward() with a static
 // work split. The calling thread takes part as worker 0, so a pool of N cores starts N-1 threads.
-// Workers spin briefly between jobs (a decode step issues hundreds of small parallel ops) and
-// then sleep, so an idle server does not burn its cores.
+// Waiting is bounded spinning, then a futex: workers spin kSpin between jobs (a decode step
+// issues hundreds of small parallel ops, and a wake-up costs several microseconds), then sleep,
+// so an idle server does not burn its cores. The caller waiting for the last worker spins the
+// same short time and then sleeps too: when the pool shares cores with other processes, an
+// unbounded spin would keep a descheduled worker from running (the 3.5x slow-down of issue #6).
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
 #include <functional>
-#include <type_traits>
-#include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace kiln {
@@ -63,12 +65,14 @@ class ThreadPool {
   int caller_core_ = -1;  // -1: do not pin the calling thread
   std::thread::id pinned_caller_;
   std::vector<std::thread> threads_;
+  // Spin budget before a futex wait (workers between jobs; the caller waiting for workers).
+  static constexpr std::chrono::microseconds kSpin{30};
+
   const std::function<void(int, int)>* job_ = nullptr;
-  std::atomic<uint64_t> epoch_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<uint32_t> epoch_{0};    // bumped per job; futex word for sleeping workers
+  std::atomic<uint32_t> pending_{0};  // workers still running the job; futex word for the caller
+  std::atomic<bool> caller_waiting_{false};
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::condition_variable wake_;
   std::atomic<int> sleepers_{0};
 };
 

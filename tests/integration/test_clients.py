@@ -110,6 +110,11 @@ def test_huggingface_hub_inference_client(server):
     client = huggingface_hub.InferenceClient(base_url=server.url)
     text = client.text_generation("The sky is", max_new_tokens=8)
     assert isinstance(text, str) and text
+    streamed = list(client.text_generation("The sky is", max_new_tokens=8, stream=True))
+    assert "".join(streamed) == text
+    details = list(client.text_generation("The sky is", max_new_tokens=8, stream=True,
+                                          details=True))
+    assert details[-1].details.generated_tokens == len(details)
     out = client.chat_completion(messages=[{"role": "user", "content": "Hi!"}], max_tokens=8,
                                  temperature=0)
     assert out.choices[0].message.content
@@ -132,6 +137,15 @@ def test_curl(server):
     frames = [line for line in stream.stdout.split("\n") if line.startswith("data: ")]
     assert len(frames) >= 1
     assert json.loads(frames[-1][6:])["generated_text"] is not None
+    chat = json.dumps({"model": "m", "messages": [{"role": "user", "content": "Hi"}],
+                       "max_tokens": 5, "stream": True,
+                       "stream_options": {"include_usage": True}})
+    stream = subprocess.run(["curl", "-sSN", server.url + "/v1/chat/completions", "-H",
+                             "Content-Type: application/json", "-d", chat],
+                            capture_output=True, text=True, timeout=60, check=True)
+    frames = [line[6:] for line in stream.stdout.split("\n") if line.startswith("data: ")]
+    assert frames[-1] == "[DONE]"
+    assert json.loads(frames[-2])["usage"]["completion_tokens"] >= 1
 
 
 def test_operational_routes(server):

@@ -81,16 +81,23 @@ def test_sigterm_drains_in_flight_requests(start_server):
     result: dict = {}
 
     def long_request():
-        result["r"] = requests.post(server.url + "/generate", json={
-            "inputs": "Count slowly", "parameters": {"max_new_tokens": 40}}, timeout=120)
+        # ignore_eos keeps the request in flight for all 400 tokens (seconds), so the signal
+        # surely lands while it runs.
+        result["r"] = requests.post(server.url + "/v1/completions", json={
+            "prompt": "Count slowly", "max_tokens": 400, "ignore_eos": True}, timeout=120)
 
     t = threading.Thread(target=long_request)
     t.start()
-    time.sleep(0.5)
+    deadline = time.time() + 30
+    while metric(requests.get(server.url + "/metrics", timeout=10).text,
+                 "kiln_requests_running") < 1:
+        assert time.time() < deadline, "the request never started"
+        time.sleep(0.02)
     server.proc.send_signal(15)
-    time.sleep(0.2)
+    time.sleep(0.1)
     health = requests.get(server.url + "/health", timeout=10)
     assert health.status_code == 503
     t.join(120)
     assert result["r"].status_code == 200
+    assert result["r"].json()["usage"]["completion_tokens"] == 400
     assert server.proc.wait(60) == 0

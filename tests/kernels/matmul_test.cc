@@ -147,13 +147,74 @@ TEST(ScalarMatMul, FloatDotIsPlainSum) {
   EXPECT_EQ(y[1], 1.0f);
 }
 
-TEST(MatMul, KQuantsAreRejected) {
+TEST(MatMul, KQuantsTakeTheirOwnPath) {
   ThreadPool pool({}, /*pin=*/false);
-  std::vector<uint8_t> bytes(144);
+  std::vector<uint8_t> bytes(144);  // d = dmin = 0: every weight is 0
   const Matrix w{DType::kQ4_K, 1, 256, bytes.data(), bytes.size()};
-  std::vector<float> x(256), y(1);
-  EXPECT_THROW(MatMul(w, x.data(), 1, y.data(), pool), Error);
-  EXPECT_THROW(DequantizeRow(w, 0, x.data()), Error);
+  std::vector<float> x(256, 1.0f), y(1, 3.0f), y2(1, 3.0f);
+  MatMul(w, x.data(), 1, y.data(), pool);
+  EXPECT_EQ(y[0], 0.0f);
+  const MatMulOutput outs[] = {{&w, y.data()}, {&w, y2.data()}};
+  MatMulMulti(outs, x.data(), 1, pool);
+  EXPECT_EQ(y2[0], 0.0f);
+}
+
+// MatMulMulti is MatMul over several weights in one pass: the same bits for every output,
+// with mixed weight types (float and quantized share one call) and rows split across workers
+// at matrix boundaries.
+TEST(MatMul, MultiEqualsSeparateMatMuls) {
+  ThreadPool pool1({}, /*pin=*/false);
+  ThreadPool pool2({0, 1}, /*pin=*/false);
+  const int64_t k = 96;
+  const TestMatrix a(DType::kQ8_0, 37, k, 1), b(DType::kBF16, 19, k, 2), c(DType::kQ4_1, 8, k, 3),
+      d(DType::kF32, 50, k, 4);
+  ForEachTarget([&] {
+    for (int64_t m : {1, 4, 5, 17}) {
+      SCOPED_TRACE("m=" + std::to_string(m));
+      const std::vector<float> x = RandomFloats(m * k, 7);
+      for (ThreadPool* pool : {&pool1, &pool2}) {
+        std::vector<std::vector<float>> want, got;
+        std::vector<MatMulOutput> outs;
+        for (const TestMatrix* t : {&a, &b, &c, &d}) {
+          want.emplace_back(m * t->m.rows);
+          got.emplace_back(m * t->m.rows, -1.0f);
+          MatMul(t->m, x.data(), m, want.back().data(), *pool);
+        }
+        int i = 0;
+        for (const TestMatrix* t : {&a, &b, &c, &d}) outs.push_back({&t->m, got[i++].data()});
+        MatMulMulti(outs, x.data(), m, *pool);
+        for (size_t o = 0; o < outs.size(); ++o) EXPECT_EQ(got[o], want[o]) << "output " << o;
+      }
+    }
+  });
+}
+
+TEST(MatMul, MultiRejectsMismatchedColumns) {
+  ThreadPool pool({}, /*pin=*/false);
+  const TestMatrix a(DType::kF32, 4, 32, 1), b(DType::kF32, 4, 64, 2);
+  std::vector<float> x(64), y(8);
+  const MatMulOutput outs[] = {{&a.m, y.data()}, {&b.m, y.data() + 4}};
+  EXPECT_THROW(MatMulMulti(outs, x.data(), 1, pool), Error);
+}
+
+// A row's result does not depend on M or on where the row sits in the batch (the per-row
+// accumulation order is fixed by the tile code): row r of an M-row call equals a 1-row call.
+TEST(MatMul, RowsAreBatchInvariant) {
+  ThreadPool pool2({0, 1}, /*pin=*/false);
+  const int64_t n = 70, k = 544;
+  ForEachTarget([&] {
+    for (DType dtype : AllMatMulTypes()) {
+      SCOPED_TRACE(GetDTypeInfo(dtype).name);
+      const TestMatrix w(dtype, n, k, 11);
+      const std::vector<float> x = RandomFloats(7 * k, 12);
+      std::vector<float> all(7 * n), one(n);
+      MatMul(w.m, x.data(), 7, all.data(), pool2);
+      for (int64_t r = 0; r < 7; ++r) {
+        MatMul(w.m, x.data() + r * k, 1, one.data(), pool2);
+        for (int64_t j = 0; j < n; ++j) ASSERT_EQ(all[r * n + j], one[j]) << r << ", " << j;
+      }
+    }
+  });
 }
 
 TEST(MatMul, ZeroRowsIsANoOp) {

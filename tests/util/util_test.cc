@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "util/core_set.h"
 #include "util/dtype.h"
@@ -38,6 +40,25 @@ TEST(ThreadPool, ParallelForCoversEveryIndexOnce) {
         });
       }
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 50) << workers << " " << n;
+    }
+  }
+}
+
+// Jobs spaced wider than the spin budget: workers (and the caller, waiting on a slow worker)
+// go through the futex sleep and wake-up every time; more workers than cores oversubscribes.
+TEST(ThreadPool, SleepingWorkersWakeForEveryJob) {
+  for (int workers : {2, 5}) {
+    ThreadPool pool(std::vector<int>(workers, 0), /*pin=*/false);
+    std::atomic<int> runs{0};
+    for (int rep = 0; rep < 40; ++rep) {
+      if (rep % 2) std::this_thread::sleep_for(std::chrono::microseconds(500));
+      pool.RunOnAll([&](int w, int nw) {
+        EXPECT_EQ(nw, workers);
+        if (w == nw - 1 && rep % 4 == 1)
+          std::this_thread::sleep_for(std::chrono::microseconds(300));
+        runs.fetch_add(1);
+      });
+      ASSERT_EQ(runs.load(), (rep + 1) * workers);
     }
   }
 }
