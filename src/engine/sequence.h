@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/detokenizer.h"
+#include "tokenizer/detokenizer.h"
 #include "engine/engine.h"
 #include "kv/kv_cache_manager.h"
 #include "sampling/sampler.h"

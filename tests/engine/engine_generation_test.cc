@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "engine/detokenizer.h"
+#include "tokenizer/detokenizer.h"
 #include "engine/engine.h"
 #include "engine/engine_test_util.h"
 #include "util/error.h"

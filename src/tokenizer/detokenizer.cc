@@ -1,4 +1,4 @@
-#include "engine/detokenizer.h"
+#include "tokenizer/detokenizer.h"
 
 #include "tokenizer/tokenizer.h"
 
