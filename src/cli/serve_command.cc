@@ -18,6 +18,7 @@
 #include "engine/engine.h"
 #include "engine/model_runner_impl.h"
 #include "formats/gguf.h"
+#include "http/client/http_client.h"
 #include "model/model.h"
 #include "model/paged_kv_cache.h"
 #include "server/engine_backend.h"
@@ -192,6 +193,8 @@ void ServeUntilSignalled(Server& server, const sigset_t& signals,
 
 void RunServe(CLI::App& cmd, ServeOptions o) {
   const sigset_t signals = BlockStopSignals();
+  // Every connection, idle streams included, holds a descriptor: the soft limit is often 1024.
+  http::RaiseOpenFileLimit();
   ApplyHostnameEnv(cmd, o);
   const std::string model_path = ResolveModelId(o.model_id);
   log::Info("loading " + model_path);
