@@ -2,11 +2,14 @@
 # Builds Kiln and runs every test suite; exits non-zero if anything failed.
 #   1. Release build in build/, all ctest tests
 #   2. ASan+UBSan build in build-asan/, the unit tests (ctest -L unit)
-#   3. golden tests (pytest tests/golden) against build/kiln, with the venv of scripts/setup.sh
-#   4. integration tests (pytest tests/integration): the real `kiln serve` and `kiln bench`
+#   3. fuzz: scripts/fuzz.sh, every libFuzzer target of tests/fuzz for KILN_FUZZ_SECONDS (60)
+#      in build-fuzz/ (clang-14)
+#   4. golden tests (pytest tests/golden) against build/kiln, with the venv of scripts/setup.sh
+#   5. integration tests (pytest tests/integration): the real `kiln serve` and `kiln bench`
 #      driven by real clients over loopback
 # Run scripts/setup.sh first. Environment: KILN_VENV (default <repo>/.venv), KILN_JOBS
-# (default 2), KILN_SKIP_ASAN=1 (skip step 2, for quick local runs).
+# (default 2), KILN_SKIP_ASAN=1 (skip step 2, for quick local runs), KILN_SKIP_FUZZ=1 (skip
+# step 3).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -69,7 +72,19 @@ else
   fi
 fi
 
-# ---------------------------------------------------------------- 3+4. pytest suites
+# ---------------------------------------------------------------- 3. fuzz
+if [[ "${KILN_SKIP_FUZZ:-0}" == 1 ]]; then
+  note skip "fuzz (KILN_SKIP_FUZZ=1)"
+else
+  banner "fuzz"
+  fuzz_start=$SECONDS
+  KILN_JOBS="$JOBS" scripts/fuzz.sh 2>&1 | tee "$LOGS/fuzz.log"
+  rc=${PIPESTATUS[0]}
+  line="$(grep -cE '^ok ' "$LOGS/fuzz.log") targets clean, $((SECONDS - fuzz_start)) s"
+  if ((rc == 0)); then note ok "fuzz: $line"; else note FAIL "fuzz (exit $rc): $line"; fi
+fi
+
+# ---------------------------------------------------------------- 4+5. pytest suites
 # run_pytest NAME DIR: runs one pytest suite against build/kiln; STRICT: a missing kiln binary,
 # model file or Python package fails the test instead of skipping it.
 pytest_lines=()

@@ -30,12 +30,20 @@ template <typename... Args>
   throw Error(StrCat(path, ": ", args...));
 }
 
+// Headers and indexes nest 3 levels; copying or printing a JSON value recurses once per level,
+// so a deeper document could overflow the stack.
+constexpr int kMaxJsonDepth = 64;
+
 // Parses `text` as JSON, rejecting duplicate object keys (nlohmann would silently keep the
-// last one, which lets two entries alias). Throws kiln::Error("<path>: ...").
+// last one, which lets two entries alias) and nesting deeper than kMaxJsonDepth. Throws
+// kiln::Error("<path>: ...").
 json ParseJsonStrict(std::string_view text, const std::string& path, const char* what) {
   std::vector<std::set<std::string>> keys;  // one set per open object
   std::optional<std::string> duplicate;
-  json::parser_callback_t cb = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+  json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth >= kMaxJsonDepth) {
+      throw Error(StrCat(path, ": JSON ", what, " nested deeper than ", kMaxJsonDepth, " levels"));
+    }
     switch (event) {
       case json::parse_event_t::object_start:
         keys.emplace_back();
@@ -133,9 +141,10 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     }
     const std::string tensor = Quote(name);
     if (!info.is_object()) Fail(path, "entry for tensor ", tensor, " must be an object");
+    const json& entry = info;  // lambdas cannot capture structured bindings before clang 16
     auto field = [&](const char* key) -> const json& {
-      auto it = info.find(key);
-      if (it == info.end()) Fail(path, "tensor ", tensor, " is missing '", key, "'");
+      auto it = entry.find(key);
+      if (it == entry.end()) Fail(path, "tensor ", tensor, " is missing '", key, "'");
       return *it;
     };
     const json& jdtype = field("dtype");

@@ -495,6 +495,17 @@ std::vector<Case> SafetensorsCases() {
        "__metadata__ must be an object of strings"},
       {"MetadataValueNotString", [] { return MakeSt(R"({"__metadata__":{"a":1}})", 0); },
        "__metadata__ value for key 'a' is not a string"},
+      // Found by reasoning over tests/fuzz/safetensors_fuzz.cc (too large for its max_len): the
+      // error message printed the shape with json::dump, which recurses once per level, so a
+      // 2 MB header crashed the process with a stack overflow.
+      {"HeaderNestedTooDeep",
+       [] {
+         const size_t depth = 1'000'000;
+         return MakeSt(R"({"w":{"dtype":"F32","shape":[)" + std::string(depth, '[') +
+                           std::string(depth, ']') + R"(],"data_offsets":[0,0]}})",
+                       0);
+       },
+       "JSON header nested deeper than 64 levels"},
   };
 }
 

@@ -1,19 +1,16 @@
-// libFuzzer target for chat-template parsing and rendering: any input must end in a rendered
-// string or a ChatTemplateError, never a crash, hang or leak. The input is a template; after an
-// optional NUL byte comes a JSON object used as the context instead of the default conversation.
+// libFuzzer target for chat-template parsing and rendering. What must hold: any input ends in a
+// rendered string or a ChatTemplateError, never a crash, hang or leak, and the render limits
+// (output size, work, call depth) hold.
 //
-// Build and run (from the repository root):
-//   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
-//     tests/fuzz/template_fuzz.cc src/tokenizer/jinja/*.cc src/tokenizer/chat_template.cc \
-//     -lutf8proc -o /tmp/template_fuzz
-//   /tmp/template_fuzz -max_total_time=60 -max_len=4096 -timeout=10 \
-//     -dict=tests/fuzz/template.dict tests/fuzz/corpus/template
+// Input: a template, then optionally NUL + a JSON object used as the context instead of the
+// default conversation. Run: KILN_FUZZ_TARGETS=template scripts/fuzz.sh
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
+#include "fuzz_util.h"
 #include "tokenizer/chat_template.h"
 
 namespace {
@@ -50,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     kiln::ChatTemplate t = kiln::ChatTemplate::Parse(source);
     t.set_limits(limits);
-    t.Render(context);
+    FUZZ_CHECK(t.Render(context).size() <= limits.max_output_bytes);
   } catch (const kiln::ChatTemplateError&) {
   }
   return 0;

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/detokenizer.h"
+#include "tokenizer/detokenizer.h"
 #include "fuzz_util.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"

@@ -23,6 +23,9 @@ std::string Make(std::string model = "", std::string norm = "null", std::string 
          dec + R"(, "model": )" + model + "}";
 }
 
+// `depth` nested empty arrays.
+std::string Deep(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
 struct Case {
   const char* name;
   std::string json;
@@ -151,6 +154,13 @@ std::vector<Case> Cases() {
                      return s;
                    }()),
        "nested too deeply"},
+      // Copying a JSON value recurses once per level: these overflowed the stack (the
+      // normalizer and the added_tokens list were copied) before nesting was bounded.
+      {"json_nested_normalizer", Make("", Deep(1'000'000)), "nested deeper than 128 levels"},
+      {"json_nested_added_tokens", Make("", "null", "null", "null", "null", Deep(1'000'000)),
+       "nested deeper than 128 levels"},
+      {"json_nested_129", Make("", "null", "null", "null", "null", Deep(128)),
+       "nested deeper than 128 levels"},
   };
 }
 
@@ -185,6 +195,14 @@ TEST(HfMalformedTest, ConfigErrors) {
   expect_error(R"({"bos_token": {"text": "x"}})", "content: missing");
   expect_error(R"({"add_bos_token": "true"})", "expected true or false");
   expect_error(R"({"chat_template": [{"name": "default"}]})", "template: missing");
+  expect_error(R"({"chat_template": )" + Deep(1'000'000) + "}", "nested deeper than 128 levels");
+}
+
+TEST(HfMalformedTest, NestingUpToTheLimitLoads) {
+  // 127 levels under the top-level object: 128 in all.
+  std::string json = Make();
+  json.insert(json.size() - 1, R"(, "extra": )" + Deep(127));
+  EXPECT_NO_THROW(Tokenizer::FromHfJson(json, "", "t.json"));
 }
 
 TEST(HfMalformedTest, MissingUnknownTokenIsAnEncodeError) {

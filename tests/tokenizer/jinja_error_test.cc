@@ -160,6 +160,13 @@ TEST(JinjaSandboxTest, DeepNestingIsRejectedNotACrash) {
   for (int i = 0; i < 1000; ++i) ifs += "{% if true %}";
   for (int i = 0; i < 1000; ++i) ifs += "{% endif %}";
   EXPECT_THROW(ChatTemplate::Parse(ifs), ChatTemplateError);
+  // `1 if 1 else 1 if 1 else ...` recursed once per `else` with no bound: a stack overflow.
+  std::string conditional = "{{ 1";
+  for (int i = 0; i < 200000; ++i) conditional += " if 1 else 1";
+  EXPECT_THROW(ChatTemplate::Parse(conditional + " }}"), ChatTemplateError);
+  std::string short_chain = "{{ 0";
+  for (int i = 0; i < 50; ++i) short_chain += " if 0 else " + std::to_string(i + 1);
+  EXPECT_EQ(Render(short_chain + " }}"), "50");
   EXPECT_THROW(Render("{% set ns = namespace(v=[]) %}{% for i in range(1000) %}{% set ns.v = "
                       "[ns.v] %}{% endfor %}"),
                ChatTemplateError);

@@ -282,12 +282,7 @@ std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special)
 std::unique_ptr<Tokenizer> Tokenizer::FromHfJson(std::string_view tokenizer_json,
                                                  std::string_view config_json,
                                                  const std::string& source) {
-  Json j;
-  try {
-    j = Json::parse(tokenizer_json);
-  } catch (const Json::exception& e) {
-    throw Error(StrCat(source, ": not valid JSON: ", e.what()));
-  }
+  const Json j = hf::ParseJson(tokenizer_json, source);
   hf::TokenizerConfig config;
   if (!config_json.empty()) config = hf::ParseTokenizerConfig(config_json, source + " (config)");
   return std::make_unique<HfTokenizer>(j, config, source);

@@ -12,6 +12,15 @@ namespace kiln::hf {
 
 using Json = nlohmann::json;
 
+// Deepest nesting of arrays and objects accepted in tokenizer.json / tokenizer_config.json:
+// real files nest a few dozen levels at most, and copying or printing a JSON value recurses
+// once per level, so a deeper (hostile) document could overflow the stack.
+inline constexpr int kMaxJsonDepth = 128;
+
+// Parses `text`; invalid JSON or nesting deeper than kMaxJsonDepth throws
+// kiln::Error("<source>: not valid JSON: ...").
+Json ParseJson(std::string_view text, const std::string& source);
+
 // `where` names the object being read; the helpers append ".key".
 std::string FieldPath(std::string_view where, std::string_view key);
 

@@ -39,12 +39,7 @@ std::optional<bool> OptionalBool(const Json& j, std::string_view key, const std:
 }  // namespace
 
 TokenizerConfig ParseTokenizerConfig(std::string_view json, const std::string& source) {
-  Json j;
-  try {
-    j = Json::parse(json);
-  } catch (const Json::exception& e) {
-    throw Error(StrCat(source, ": not valid JSON: ", e.what()));
-  }
+  const Json j = ParseJson(json, source);
   CheckObject(j, source);
   TokenizerConfig c;
   c.bos_token = TokenName(j, "bos_token", source);

@@ -66,7 +66,11 @@ ExprPtr Parser::ParseCondExpr() {
   while (IsName("if")) {
     int line = Next().line;
     ExprPtr test = ParseOr();
-    ExprPtr otherwise = SkipName("else") ? ParseCondExpr() : nullptr;
+    ExprPtr otherwise;
+    if (SkipName("else")) {
+      Nest nest(this);  // `a if b else c if d else ...` recurses once per `else`
+      otherwise = ParseCondExpr();
+    }
     std::vector<ExprPtr> items;
     items.push_back(std::move(expr));
     items.push_back(std::move(test));
