@@ -1,5 +1,6 @@
 // MatMul throughput per weight dtype: decode (m = 1) as GB/s of weights streamed, prefill
-// (m = 128) as GFLOP/s, with 1 and 2 pool threads. Small shapes stay in cache between
+// (m = 128) as GFLOP/s, with 1 and 2 pool threads; MatMul/batch: m = 1 .. 512 on one thread
+// (CPU time, the figure that survives a shared machine). Small shapes stay in cache between
 // iterations, so their GB/s measure the kernel rather than DRAM.
 #include <benchmark/benchmark.h>
 
@@ -120,6 +121,19 @@ void PrefillArgs(benchmark::internal::Benchmark* b) {
   }
 }
 
+// Batched decode and the M at which the quantized GEMM wins: 2048x2048 weights (in L3, so the
+// kernel rather than DRAM is measured), m = 1 .. 512, one thread.
+void BatchArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t t = 2; t < static_cast<int64_t>(std::size(kTypes)); ++t) {
+    for (int64_t m : {1, 2, 4, 8, 16, 64, 512}) b->Args({t, 2048, 2048, m, 1});
+  }
+}
+
+BENCHMARK(BM_MatMul)
+    ->Name("MatMul/batch")
+    ->ArgNames({"dtype", "N", "K", "m", "threads"})
+    ->Apply(BatchArgs)
+    ->MinTime(0.2);
 BENCHMARK(BM_MatMul)
     ->Name("MatMul/decode")
     ->ArgNames({"dtype", "N", "K", "m", "threads"})

@@ -15,6 +15,10 @@
 #include "kernels/matmul.h"
 #include "kernels/qdot-inl.h"
 
+#if HWY_TARGET == HWY_AVX3_DL
+#include "kernels/qgemm_vnni-inl.h"
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace kiln::kernels::HWY_NAMESPACE {
 
@@ -115,6 +119,22 @@ inline void MatMulRowsImpl(const MatMulArgs& a, int64_t n0, int64_t n1) {
     case DType::kBF16:
       RunTiles(FloatTiles<hwy::bfloat16_t>{a}, a, n0, n1);
       break;
+#if HWY_TARGET == HWY_AVX3_DL
+    // Packed 16-row panels and VNNI register tiles, every M (qgemm_vnni-inl.h), unless
+    // KILN_QGEMM=0 asks for the row tiles below (measurement only).
+    case DType::kQ8_0:
+      a.qgemm ? QGemmRows<DType::kQ8_0>(a, n0, n1)
+              : RunTiles(QuantTiles<DType::kQ8_0>{a}, a, n0, n1);
+      break;
+    case DType::kQ4_0:
+      a.qgemm ? QGemmRows<DType::kQ4_0>(a, n0, n1)
+              : RunTiles(QuantTiles<DType::kQ4_0>{a}, a, n0, n1);
+      break;
+    case DType::kQ4_1:
+      a.qgemm ? QGemmRows<DType::kQ4_1>(a, n0, n1)
+              : RunTiles(QuantTiles<DType::kQ4_1>{a}, a, n0, n1);
+      break;
+#else
     case DType::kQ8_0:
       RunTiles(QuantTiles<DType::kQ8_0>{a}, a, n0, n1);
       break;
@@ -124,6 +144,7 @@ inline void MatMulRowsImpl(const MatMulArgs& a, int64_t n0, int64_t n1) {
     case DType::kQ4_1:
       RunTiles(QuantTiles<DType::kQ4_1>{a}, a, n0, n1);
       break;
+#endif
     default:
       break;
   }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/hwy_config.h"
 #include "kernels/kquant.h"
@@ -82,6 +83,16 @@ bool PrefetchEnabled() {
   return enabled;
 }
 
+// KILN_QGEMM=0 runs quantized weights through the row tiles instead of the AVX3_DL GEMM
+// (for before/after measurements in one binary; fixed per process, so batch invariance holds).
+bool QGemmEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("KILN_QGEMM");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return enabled;
+}
+
 bool IsQuantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kQ4_1; }
 
 // Dispatch point for weight types whose MatMul lives in its own file (K-quants and q5_0/q5_1:
@@ -125,6 +136,7 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
     args[i].m = m;
     args[i].y = outs[i].y;
     args[i].prefetch = PrefetchEnabled();
+    args[i].qgemm = QGemmEnabled();
     first_row[i + 1] = first_row[i] + w.rows;
     any_quantized = any_quantized || IsQuantized(w.dtype);
   }

@@ -69,6 +69,21 @@ TEST(MatMul, LargerShapesMatchScalar) {
   });
 }
 
+// GEMM-sized calls: full 8-row register tiles plus 4 / 2 / 1-row tails (M = 70), output columns
+// in 16-row panels with a partial last panel on each worker (N = 50), and K = 16384, where the
+// AVX3_DL quantized GEMM splits M into several passes over the panels (16 KiB of quants per row).
+TEST(MatMul, GemmShapesMatchScalar) {
+  ThreadPool pool1({}, /*pin=*/false);
+  ThreadPool pool2({0, 1}, /*pin=*/false);
+  ForEachTarget([&] {
+    for (DType dtype : AllMatMulTypes()) {
+      ExpectMatMulMatchesScalar(dtype, 50, 1056, 70, pool2);
+      ExpectMatMulMatchesScalar(dtype, 50, 1056, 70, pool1);
+      ExpectMatMulMatchesScalar(dtype, 20, 16384, 75, pool2);
+    }
+  });
+}
+
 TEST(MatMul, FloatWeightsWithOddK) {
   ThreadPool pool1({}, /*pin=*/false);
   ThreadPool pool2({0, 1}, /*pin=*/false);
