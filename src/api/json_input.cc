@@ -4,36 +4,10 @@
 
 #include "api/api_error.h"
 #include "util/error.h"
+#include "util/json_depth.h"
 
 namespace kiln::api {
 namespace {
-
-// Largest nesting of [ and { outside strings; stops counting once past `limit`.
-int NestingDepth(std::string_view body, int limit) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : body) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) max_depth = depth;
-      if (max_depth > limit) return max_depth;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
 
 // nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1, ...";
 // the bracketed tag means nothing to a client.
@@ -49,7 +23,7 @@ std::string CleanMessage(const char* what) {
 }  // namespace
 
 nlohmann::json ParseJsonObject(std::string_view body, int max_depth) {
-  if (NestingDepth(body, max_depth) > max_depth) {
+  if (JsonNestingDepth(body, max_depth) > max_depth) {
     throw BadJsonError(StrCat("nesting deeper than ", max_depth, " levels"));
   }
   nlohmann::json doc;

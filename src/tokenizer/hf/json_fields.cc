@@ -1,43 +1,15 @@
 #include "tokenizer/hf/json_fields.h"
 
-#include <algorithm>
 #include <vector>
 
 #include "tokenizer/hf/text.h"
 #include "util/error.h"
+#include "util/json_depth.h"
 
 namespace kiln::hf {
-namespace {
-
-// Deepest nesting of [ and { outside strings; stops counting once past `limit`.
-int NestingDepth(std::string_view text, int limit) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-      if (max_depth > limit) break;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
-}  // namespace
 
 Json ParseJson(std::string_view text, const std::string& source) {
-  if (NestingDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
+  if (JsonNestingDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
     throw Error(
         StrCat(source, ": not valid JSON: nested deeper than ", kMaxJsonDepth, " levels"));
   }
