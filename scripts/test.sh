@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Kiln and runs every test suite; exits non-zero if anything failed.
 #   1. Release build in build/, all ctest tests
-#   2. ASan+UBSan build in build-asan/, the unit tests (ctest -L unit)
+#   2. ASan+UBSan build in build-asan/, the unit tests (ctest -L unit) and the hostile-input
+#      integration test against the sanitized `kiln serve`
 #   3. fuzz: scripts/fuzz.sh, every libFuzzer target of tests/fuzz for KILN_FUZZ_SECONDS (60)
 #      in build-fuzz/ (clang-14)
 #   4. golden tests (pytest tests/golden) against build/kiln, with the venv of scripts/setup.sh
@@ -66,6 +67,19 @@ else
     rc=${PIPESTATUS[0]}
     line="$(ctest_line "$LOGS/ctest-asan.log")"
     if ((rc == 0)); then note ok "asan ctest -L unit: $line"; else note FAIL "asan ctest -L unit (exit $rc): $line"; fi
+    # The hostile-input test (thousands of malformed requests) against the sanitized `kiln
+    # serve`: an ASan or UBSan report kills the server, which the test sees as a failure.
+    banner "asan hostile-input test (pytest tests/integration/test_hostile.py, build-asan/kiln)"
+    if [[ -x "$VENV/bin/python" ]]; then
+      KILN_BUILD_DIR="$ROOT/build-asan" KILN_INTEGRATION_STRICT=1 \
+        "$VENV/bin/python" -m pytest tests/integration/test_hostile.py -q -rs -p no:cacheprovider \
+        2>&1 | tee "$LOGS/asan-hostile.log"
+      rc=${PIPESTATUS[0]}
+      line="$(grep -E '^=* ?[0-9]+ (passed|failed|skipped|error)|no tests ran' "$LOGS/asan-hostile.log" | tail -n1)"
+      if ((rc == 0)); then note ok "asan hostile-input: $line"; else note FAIL "asan hostile-input (exit $rc): $line"; fi
+    else
+      note FAIL "asan hostile-input: no venv at $VENV (run scripts/setup.sh)"
+    fi
   else
     note FAIL "asan build"
     note FAIL "asan ctest -L unit: not run (build failed)"
@@ -85,18 +99,19 @@ else
 fi
 
 # ---------------------------------------------------------------- 4+5. pytest suites
-# run_pytest NAME DIR: runs one pytest suite against build/kiln; STRICT: a missing kiln binary,
+# run_pytest NAME DIR [PYTEST_ARGS...]: runs one pytest suite against build/kiln; STRICT: a missing kiln binary,
 # model file or Python package fails the test instead of skipping it.
 pytest_lines=()
 run_pytest() {
   local name="$1" dir="$2"
+  shift 2
   banner "$name tests (pytest $dir)"
   if [[ ! -x "$VENV/bin/python" ]]; then
     note FAIL "$name pytest: no venv at $VENV (run scripts/setup.sh)"
     return
   fi
   KILN_BUILD_DIR="$ROOT/build" KILN_GOLDEN_STRICT=1 KILN_INTEGRATION_STRICT=1 \
-    "$VENV/bin/python" -m pytest "$dir" -q -rs -p no:cacheprovider 2>&1 | tee "$LOGS/$name.log"
+    "$VENV/bin/python" -m pytest "$dir" "$@" -q -rs -p no:cacheprovider 2>&1 | tee "$LOGS/$name.log"
   local rc=${PIPESTATUS[0]}
   local line
   line="$(grep -E '^=* ?[0-9]+ (passed|failed|skipped|error|deselected)|no tests ran' "$LOGS/$name.log" | tail -n1)"
@@ -105,7 +120,12 @@ run_pytest() {
   if ((rc == 0)); then note ok "$name pytest"; else note FAIL "$name pytest (exit $rc)"; fi
 }
 run_pytest golden tests/golden
-run_pytest integration tests/integration
+# The hostile-input test already ran against the sanitized binary in stage 2.
+if [[ "${KILN_SKIP_ASAN:-0}" == 1 ]]; then
+  run_pytest integration tests/integration
+else
+  run_pytest integration tests/integration --ignore=tests/integration/test_hostile.py
+fi
 
 # ---------------------------------------------------------------- summary
 banner "summary"
