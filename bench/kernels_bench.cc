@@ -69,13 +69,19 @@ void BM_MatMul(benchmark::State& state) {
 // Decode from DRAM: as many copies of one 2048x8192-shaped matrix as fill ~1 GiB (past any L3),
 // multiplied in turn, so every weight byte comes from memory as in a real decode step.
 // Args: dtype index, threads, huge (1: the copies live on transparent huge pages; 0: 4 KiB pages,
-// as in the model's file mapping).
+// as in the model's file mapping; 2: the copies are the weights packed at load (PackMatrix, as
+// the model does on AVX-512 VNNI CPUs), on huge pages).
 void BM_MatMulDram(benchmark::State& state) {
   const DType dtype = kTypes[state.range(0)];
   const int64_t n = 8192, k = 2048;
   ThreadPool pool(Cores(static_cast<int>(state.range(1))), /*pin=*/true);
   Setup s(dtype, n, k, 1);
-  const uint64_t bytes = s.weights.size();
+  const bool packed = state.range(2) == 2;
+  const uint64_t bytes = packed ? PackedMatrixBytes(s.w) : s.weights.size();
+  if (bytes == 0) {
+    state.SkipWithError("this CPU reads these weights as stored (no packed layout)");
+    return;
+  }
   const int64_t copies = static_cast<int64_t>((uint64_t{1} << 30) / bytes + 1);
   HugeBuffer huge;
   std::vector<uint8_t> small;
@@ -87,12 +93,13 @@ void BM_MatMulDram(benchmark::State& state) {
     small.resize(bytes * copies);
     all = small.data();
   }
-  for (int64_t c = 0; c < copies; ++c)
-    std::copy(s.weights.begin(), s.weights.end(), all + c * bytes);
+  if (packed) PackMatrix(s.w, all);
+  const uint8_t* first = packed ? all : s.weights.data();
+  for (int64_t c = packed ? 1 : 0; c < copies; ++c) std::copy(first, first + bytes, all + c * bytes);
   int64_t c = 0;
   for (auto _ : state) {
     Matrix w = s.w;
-    w.data = &all[c * bytes];
+    (packed ? w.packed : w.data) = &all[c * bytes];
     c = c + 1 == copies ? 0 : c + 1;
     MatMul(w, s.x.data(), 1, s.y.data(), pool);
     benchmark::DoNotOptimize(s.y.data());
@@ -143,7 +150,7 @@ BENCHMARK(BM_MatMul)
 BENCHMARK(BM_MatMulDram)
     ->Name("MatMul/decode_dram")
     ->ArgNames({"dtype", "threads", "huge"})
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {0, 1}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {0, 1, 2}})
     ->UseRealTime()
     ->MinTime(0.5);
 BENCHMARK(BM_MatMul)

@@ -53,6 +53,39 @@ namespace kiln::kernels::HWY_NAMESPACE {
 
 void MatMulRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) { MatMulRowsImpl(a, n0, n1); }
 
+// Bytes of w packed for this target's kernels (0: this target reads the stored layout).
+uint64_t PackedMatrixBytesT(const Matrix& w) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (w.dtype == DType::kQ8_0 || w.dtype == DType::kQ4_0 || w.dtype == DType::kQ4_1) {
+    const int64_t panels = (w.rows + kPanelRows - 1) / kPanelRows;
+    return static_cast<uint64_t>(panels * PanelStride(static_cast<int64_t>(w.row_bytes)));
+  }
+#endif
+  (void)w;
+  return 0;
+}
+
+void PackMatrixT(const Matrix& w, uint8_t* dst) {
+#if HWY_TARGET == HWY_AVX3_DL
+  switch (w.dtype) {
+    case DType::kQ8_0:
+      PackMatrixT<DType::kQ8_0>(w, dst);
+      break;
+    case DType::kQ4_0:
+      PackMatrixT<DType::kQ4_0>(w, dst);
+      break;
+    case DType::kQ4_1:
+      PackMatrixT<DType::kQ4_1>(w, dst);
+      break;
+    default:
+      break;
+  }
+#else
+  (void)w;
+  (void)dst;
+#endif
+}
+
 }  // namespace kiln::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -66,6 +99,8 @@ HWY_AFTER_NAMESPACE();
 namespace kiln::kernels {
 
 HWY_EXPORT(MatMulRowsT);
+HWY_EXPORT(PackedMatrixBytesT);
+HWY_EXPORT(PackMatrixT);
 
 namespace {
 
@@ -164,6 +199,20 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
       if (lo < hi) rows(args[i], lo - first_row[i], hi - first_row[i]);
     }
   });
+}
+
+uint64_t PackedMatrixBytes(const Matrix& w) {
+  // With the row tiles (KILN_QGEMM=0) nothing reads the panels.
+  if (!QGemmEnabled() || !IsQuantized(w.dtype) || w.rows <= 0 || w.cols <= 0) return 0;
+  CheckMatMul(w, 0);
+  return HWY_DYNAMIC_DISPATCH(PackedMatrixBytesT)(w);
+}
+
+void PackMatrix(const Matrix& w, uint8_t* dst) {
+  KILN_CHECK(PackedMatrixBytes(w) > 0, "PackMatrix: ", GetDTypeInfo(w.dtype).name,
+             " weights are not packed on this CPU");
+  KILN_CHECK(reinterpret_cast<uintptr_t>(dst) % 64 == 0, "PackMatrix: dst must be 64-byte aligned");
+  HWY_DYNAMIC_DISPATCH(PackMatrixT)(w, dst);
 }
 
 void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool) {

@@ -15,12 +15,16 @@ namespace kiln::kernels {
 
 // A weight matrix W [rows = out features N, cols = in features K], row-major; each row is
 // cols/block_elems blocks of `dtype` (GGML block layouts for quantized types).
+// `packed`, when set, is a copy of the same weights in the layout the active SIMD target's
+// kernels read fastest (PackMatrix); MatMul then reads it instead of `data`, with identical
+// results. `data` stays valid (embedding lookups, other targets).
 struct Matrix {
   DType dtype = DType::kF32;
   int64_t rows = 0;
   int64_t cols = 0;
   const uint8_t* data = nullptr;
   uint64_t row_bytes = 0;
+  const uint8_t* packed = nullptr;
 };
 
 // y[M, N] = x[M, K] · W[N, K]^T (a Linear layer without bias).
@@ -44,6 +48,14 @@ struct MatMulOutput {
 };
 inline constexpr int kMaxMatMulOutputs = 4;
 void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, ThreadPool& pool);
+
+// Repacking at load. On AVX-512 VNNI CPUs q8_0 / q4_0 / q4_1 weights are read as 16-row panels
+// (matmul's qgemm_vnni-inl.h); packing them once at load turns decode's 16 strided row streams
+// and per-call transposes into one contiguous stream. PackedMatrixBytes: bytes of w's packed
+// copy on this CPU (about w's own size), or 0 when the active target reads `data` as stored.
+// PackMatrix writes it to dst (64-byte aligned); the caller then points w.packed at it.
+uint64_t PackedMatrixBytes(const Matrix& w);
+void PackMatrix(const Matrix& w, uint8_t* dst);
 
 // dst[0, n) = row `row` of W dequantized to f32 (embedding lookup).
 void DequantizeRow(const Matrix& w, int64_t row, float* dst);

@@ -1,15 +1,22 @@
 // AVX3_DL (AVX-512 VNNI) GEMM for q8_0 / q4_0 / q4_1 weights against int8 activations
 // (included by matmul-inl.h in its AVX3_DL pass only; other targets keep qdot-inl.h's tiles).
 //
-// Layout. A panel is 16 consecutive weight rows (output columns), repacked per 32-element block
-// b into 8 vectors of 64 bytes: vector kk, lane c = weight quants 4kk..4kk+3 of row c, as
-// unsigned bytes (q8_0: w + 128; q4_0 / q4_1: the nibble), then the 16 rows' d_w (and q4_1's m_w)
-// widened to f32. One vpdpbusd of a weight vector with activation quants 4kk..4kk+3 of row r
-// broadcast to all lanes (signed) advances 16 dots at once, and after the block's 8 vectors each
-// lane holds the exact integer block dot of its column; the activation side needs no shuffles.
-// The repacking (a 16 x 8 dword transpose) is paid once per panel block and reused by every x
-// row: M > kDirectMaxRows stores the repacked panel in a per-thread buffer and runs 8-row register
-// tiles over it; M <= kDirectMaxRows (decode) uses the repacked registers directly (DirectTile).
+// Panel layout. A panel is 16 consecutive weight rows (output columns) of nb 32-element blocks,
+// stored as nb quant groups (block b at b * kPanelQuantBytes) followed by nb scale groups (block
+// b at nb * kPanelQuantBytes + b * kPanelScaleBytes):
+//   q8_0 quant group: 8 vectors of 64 bytes; vector kk, lane c = quants 4kk..4kk+3 of row c + 128.
+//   q4_0 / q4_1 quant group: 4 vectors; vector d, lane c = the 4 bytes of row c whose low nibbles
+//     are elements 4d..4d+3 and high nibbles elements 16+4d..16+4d+3 (split when loaded).
+//   scale group: the 16 rows' f16 d_w (q4_1: then their 16 f16 m_w).
+// So a panel holds exactly the bytes of its 16 rows (16 * row_bytes), rounded up to 64.
+// One vpdpbusd of a weight vector with activation quants 4kk..4kk+3 of row r broadcast to all
+// lanes (signed) advances 16 dots at once, and after a block's 8 vectors each lane holds the
+// exact integer block dot of its column; the activation side needs no shuffles.
+// Where panels come from: weights packed once at load (Matrix::packed, PackMatrixT below; the
+// model does this for every quantized matrix), else repacked per call from the stored GGUF
+// layout (a 16 x 8 dword transpose): M > kDirectMaxRows packs each panel into a per-thread
+// buffer and runs 8-row register tiles over it; M <= kDirectMaxRows (decode) uses the repacked
+// registers directly (DirectTile).
 //
 // Numerics, per (x row r, weight row n), identical for every M, tile, panel lane and thread:
 //   I_b = exact int32 block dot   (q8_0: sum((w + 128) q) - 128 sum q; q4_0: sum(n q) - 8 sum q;
@@ -27,25 +34,49 @@ HWY_BEFORE_NAMESPACE();
 namespace kiln::kernels::HWY_NAMESPACE {
 
 inline constexpr int kPanelRows = 16;
-// Bytes of one packed block of a panel: 8 weight vectors, d_w (and m_w).
+// Quant vectors per block of a panel, and the bytes of a block's quant and scale groups.
 template <DType T>
-inline constexpr int kPanelBlockBytes = 8 * 64 + 64 + (T == DType::kQ4_1 ? 64 : 0);
+inline constexpr int kPanelQVecs = T == DType::kQ8_0 ? 8 : 4;
+template <DType T>
+inline constexpr int kPanelQuantBytes = 64 * kPanelQVecs<T>;
+template <DType T>
+inline constexpr int kPanelScaleBytes = T == DType::kQ4_1 ? 64 : 32;
 // x rows per register tile (8 f32 + 8 int32 accumulators).
 inline constexpr int kGemmTileRows = 8;
 // x rows per pass over the panels: keeps a pass's activation quants (rows x K bytes) in L2.
 inline constexpr int64_t kGemmActsBytes = 512 * 1024;
+// How far ahead of a packed panel's loads decode prefetches (bytes of the contiguous stream).
+inline constexpr int64_t kPanelPrefetchBytes = 4096;
 
-// Block b of a panel's 16 rows, repacked in registers (see the layout above).
-struct PackedBlock {
-  __m512i v[8];  // k-vectors: lane c = quants 4kk..4kk+3 of row c, unsigned
-  __m512 dw;     // d_w of the 16 rows
-  __m512 mw;     // m_w (q4_1 only)
+// Bytes from one panel to the next: its 16 rows' bytes, rounded up to a cache line.
+HWY_INLINE int64_t PanelStride(int64_t row_bytes) { return (kPanelRows * row_bytes + 63) / 64 * 64; }
+
+// Block b of a panel's 16 rows in the panel layout (see the top of the file), in registers.
+template <DType T>
+struct RawBlock {
+  __m512i q[kPanelQVecs<T>];
+  __m256i d;  // 16 f16 d_w
+  __m256i m;  // 16 f16 m_w (q4_1 only)
 };
 
-// Repacks the blocks at p, p + rb, ..., p + 15 rb (16 rows' block b; p points at row 0's block).
+// Weight vector kk (0..7: quants 4kk..4kk+3 of each row, unsigned) of a block's quant vectors
+// `qv` (q4: the nibble split happens here, so panels stay as small as the stored weights).
+template <DType T, class Q>
+HWY_INLINE __m512i QuantVector(const Q& qv, int kk) {
+  if constexpr (T == DType::kQ8_0) {
+    return qv(kk);
+  } else {
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    const __m512i v = qv(kk & 3);
+    return kk < 4 ? _mm512_and_si512(v, nib) : _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);
+  }
+}
+
+// Transposes block b of 16 stored rows (at p, p + rb, ..., p + 15 rb; p points at row 0's
+// block) into the panel layout.
 template <DType T>
-HWY_INLINE void LoadBlock(const uint8_t* p, int64_t rb, const __m512i gather_idx,
-                          PackedBlock& out) {
+HWY_INLINE void LoadRawBlock(const uint8_t* p, int64_t rb, const __m512i gather_idx,
+                             RawBlock<T>& out) {
   constexpr int kQ = kQuantsOffset<T>;
   const uint8_t* q = p + kQ;
   if constexpr (T == DType::kQ8_0) {
@@ -69,8 +100,8 @@ HWY_INLINE void LoadBlock(const uint8_t* p, int64_t rb, const __m512i gather_idx
     }
     const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
     for (int d = 0; d < 4; ++d) {
-      out.v[d] = _mm512_xor_si512(_mm512_shuffle_i32x4(u[d], u[4 + d], 0x88), bias);
-      out.v[d + 4] = _mm512_xor_si512(_mm512_shuffle_i32x4(u[d], u[4 + d], 0xDD), bias);
+      out.q[d] = _mm512_xor_si512(_mm512_shuffle_i32x4(u[d], u[4 + d], 0x88), bias);
+      out.q[d + 4] = _mm512_xor_si512(_mm512_shuffle_i32x4(u[d], u[4 + d], 0xDD), bias);
     }
   } else {
     // B_i = [row i | row i + 4 | row i + 8 | row i + 12], 4 dwords of nibbles each.
@@ -86,22 +117,16 @@ HWY_INLINE void LoadBlock(const uint8_t* p, int64_t rb, const __m512i gather_idx
     }
     const __m512i t0 = _mm512_unpacklo_epi32(bq[0], bq[1]), t1 = _mm512_unpackhi_epi32(bq[0], bq[1]);
     const __m512i t2 = _mm512_unpacklo_epi32(bq[2], bq[3]), t3 = _mm512_unpackhi_epi32(bq[2], bq[3]);
-    const __m512i tr[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
-                           _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
-    const __m512i nib = _mm512_set1_epi8(0x0F);
-    for (int d = 0; d < 4; ++d) {
-      out.v[d] = _mm512_and_si512(tr[d], nib);  // elements 4d..4d+3: low nibbles
-      out.v[d + 4] = _mm512_and_si512(_mm512_srli_epi16(tr[d], 4), nib);  // 16 + 4d..: high
-    }
+    out.q[0] = _mm512_unpacklo_epi64(t0, t2);
+    out.q[1] = _mm512_unpackhi_epi64(t0, t2);
+    out.q[2] = _mm512_unpacklo_epi64(t1, t3);
+    out.q[3] = _mm512_unpackhi_epi64(t1, t3);
   }
   // Scales: {d} or {d, m} as f16 at the start of each row's block.
   const __m512i bits = _mm512_i32gather_epi32(gather_idx, p, 1);
-  out.dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(bits));
-  if constexpr (T == DType::kQ4_1) {
-    out.mw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(bits, 16)));
-  } else {
-    out.mw = _mm512_setzero_ps();
-  }
+  out.d = _mm512_cvtepi32_epi16(bits);
+  out.m = T == DType::kQ4_1 ? _mm512_cvtepi32_epi16(_mm512_srli_epi32(bits, 16))
+                            : _mm256_setzero_si256();
 }
 
 HWY_INLINE __m512i BroadcastI32(const void* p) {
@@ -156,37 +181,54 @@ HWY_INLINE void StoreTile(const __m512 (&acc)[R], float* y, int64_t y_stride, __
   for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * y_stride, cols, acc[r]);
 }
 
-// Packs a whole panel (16 rows at w, stride rb) into `panel`.
+// Packs a whole panel (16 rows at w, stride rb) into `panel` (the panel layout).
 template <DType T>
 HWY_INLINE void PackPanel(const uint8_t* w, int64_t rb, int64_t nb, const __m512i gather_idx,
                           uint8_t* panel) {
+  uint8_t* scales = panel + nb * kPanelQuantBytes<T>;
   for (int64_t b = 0; b < nb; ++b) {
-    PackedBlock pb;
-    LoadBlock<T>(w + b * kBlockBytes<T>, rb, gather_idx, pb);
-    uint8_t* out = panel + b * kPanelBlockBytes<T>;
-    for (int kk = 0; kk < 8; ++kk) _mm512_store_si512(out + 64 * kk, pb.v[kk]);
-    _mm512_store_ps(out + 512, pb.dw);
-    if constexpr (T == DType::kQ4_1) _mm512_store_ps(out + 576, pb.mw);
+    RawBlock<T> raw;
+    LoadRawBlock<T>(w + b * kBlockBytes<T>, rb, gather_idx, raw);
+    uint8_t* q = panel + b * kPanelQuantBytes<T>;
+    for (int i = 0; i < kPanelQVecs<T>; ++i) _mm512_storeu_si512(q + 64 * i, raw.q[i]);
+    uint8_t* s = scales + b * kPanelScaleBytes<T>;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(s), raw.d);
+    if constexpr (T == DType::kQ4_1) _mm256_storeu_si256(reinterpret_cast<__m256i*>(s + 32), raw.m);
   }
 }
 
-// R rows of x against a packed panel.
+HWY_INLINE __m512 HalfsToFloats(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// R rows of x against a panel in the panel layout (packed at load or per call).
+// prefetch > 0 (decode from memory): prefetches the panel's byte stream that far ahead.
 template <DType T, int R>
 HWY_INLINE void PanelTile(const uint8_t* panel, const TileActs& x, float* y, int64_t y_stride,
-                          __mmask16 cols) {
+                          __mmask16 cols, int64_t prefetch = 0) {
+  constexpr int64_t kStep = kPanelQuantBytes<T> + kPanelScaleBytes<T>;
+  const uint8_t* scales = panel + x.nb * kPanelQuantBytes<T>;
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < x.nb; ++b) {
-    const uint8_t* pb = panel + b * kPanelBlockBytes<T>;
-    const auto w = [pb](int kk) { return _mm512_load_si512(pb + 64 * kk); };
-    const __m512 dw = _mm512_load_ps(pb + 512);
-    const __m512 mw = T == DType::kQ4_1 ? _mm512_load_ps(pb + 576) : _mm512_setzero_ps();
-    BlockMath<T, R>(w, dw, mw, x, b, acc);
+    if (prefetch > 0) {
+      const uint8_t* f = panel + b * kStep + prefetch;
+      for (int64_t i = 0; i < kStep; i += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(f + i), _MM_HINT_T0);
+      }
+    }
+    const uint8_t* qb = panel + b * kPanelQuantBytes<T>;
+    const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
+    const auto w = [&qv](int kk) { return QuantVector<T>(qv, kk); };
+    const uint8_t* sb = scales + b * kPanelScaleBytes<T>;
+    const __m512 mw = T == DType::kQ4_1 ? HalfsToFloats(sb + 32) : _mm512_setzero_ps();
+    BlockMath<T, R>(w, HalfsToFloats(sb), mw, x, b, acc);
   }
   StoreTile<R>(acc, y, y_stride, cols);
 }
 
-// R (few) rows of x against 16 weight rows straight from the weights, no packed panel (decode).
+// R (few) rows of x against 16 weight rows straight from the stored weights, repacked in
+// registers, no panel in memory (decode of weights not packed at load).
 // prefetch_ahead > 0: prefetches the same blocks that many bytes further (the next panel).
 template <DType T, int R>
 HWY_INLINE void DirectTile(const uint8_t* w, int64_t rb, const __m512i gather_idx,
@@ -202,10 +244,12 @@ HWY_INLINE void DirectTile(const uint8_t* w, int64_t rb, const __m512i gather_id
         _mm_prefetch(reinterpret_cast<const char*>(f + c * rb), _MM_HINT_T0);
       }
     }
-    PackedBlock pb;
-    LoadBlock<T>(p, rb, gather_idx, pb);
-    const auto wv = [&pb](int kk) { return pb.v[kk]; };
-    BlockMath<T, R>(wv, pb.dw, pb.mw, x, b, acc);
+    RawBlock<T> raw;
+    LoadRawBlock<T>(p, rb, gather_idx, raw);
+    const auto qv = [&raw](int i) { return raw.q[i]; };
+    const auto wv = [&qv](int kk) { return QuantVector<T>(qv, kk); };
+    const __m512 mw = T == DType::kQ4_1 ? _mm512_cvtph_ps(raw.m) : _mm512_setzero_ps();
+    BlockMath<T, R>(wv, _mm512_cvtph_ps(raw.d), mw, x, b, acc);
   }
   StoreTile<R>(acc, y, y_stride, cols);
 }
@@ -232,77 +276,149 @@ HWY_INLINE void PanelTiles(const uint8_t* panel, const TileActs& x, int64_t rows
 // a panel; at M = 8 the two are within the noise of the shared machine.)
 inline constexpr int64_t kDirectMaxRows = 4;
 
+// Runs fn(integral_constant<int, R>) with R = m, for 1 <= m <= 4 (few-row tiles: decode).
+template <class F>
+HWY_INLINE void WithFewRows(int64_t m, const F& fn) {
+  switch (m) {
+    case 4:
+      fn(std::integral_constant<int, 4>());
+      break;
+    case 3:
+      fn(std::integral_constant<int, 3>());
+      break;
+    case 2:
+      fn(std::integral_constant<int, 2>());
+      break;
+    default:
+      fn(std::integral_constant<int, 1>());
+      break;
+  }
+}
+
+// Runs tile(n, cols, mask) for each panel of [n0, n1) (cols < 16 only for the last one).
+template <class F>
+HWY_INLINE void ForEachPanel(int64_t n0, int64_t n1, const F& tile) {
+  for (int64_t n = n0; n < n1; n += kPanelRows) {
+    const int cols = static_cast<int>(std::min<int64_t>(kPanelRows, n1 - n));
+    tile(n, cols, static_cast<__mmask16>((1u << cols) - 1));
+  }
+}
+
+// x rows per pass over the panels (the activation quants of a pass stay in L2).
+HWY_INLINE int64_t GemmPassRows(int64_t k) {
+  return std::max<int64_t>(kGemmTileRows,
+                           kGemmActsBytes / std::max<int64_t>(1, k) / kGemmTileRows * kGemmTileRows);
+}
+
+// y[:, n0:n1) from panels packed at load (a.w->packed; n0 a multiple of 16).
+template <DType T>
+void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64_t n1) {
+  const int64_t m = a.m, n_out = a.w->rows, nb = acts.nb;
+  const int64_t stride = PanelStride(static_cast<int64_t>(a.w->row_bytes));
+  const auto panel = [&](int64_t n) { return a.w->packed + n / kPanelRows * stride; };
+  if (m <= kDirectMaxRows) {
+    // Decode: one pass over the weights, streamed from memory with prefetch.
+    const int64_t ahead = a.prefetch ? kPanelPrefetchBytes : 0;
+    WithFewRows(m, [&](auto r) {
+      ForEachPanel(n0, n1, [&](int64_t n, int, __mmask16 mask) {
+        PanelTile<T, decltype(r)::value>(panel(n), acts, a.y + n, n_out, mask, ahead);
+      });
+    });
+    return;
+  }
+  const int64_t pass_rows = GemmPassRows(acts.k);
+  for (int64_t p0 = 0; p0 < m; p0 += pass_rows) {
+    const int64_t p1 = std::min(m, p0 + pass_rows);
+    const TileActs xp{acts.xq + p0 * acts.k, acts.k, nb, acts.corr + p0 * nb,
+                      acts.xds + 2 * p0 * nb};
+    ForEachPanel(n0, n1, [&](int64_t n, int, __mmask16 mask) {
+      PanelTiles<T, kGemmTileRows>(panel(n), xp, p1 - p0, a.y + p0 * n_out + n, n_out, mask);
+    });
+  }
+}
+
+// Per-thread scratch, 64-byte aligned, of at least `bytes`.
+HWY_INLINE uint8_t* AlignedScratch(std::vector<uint8_t>& v, size_t bytes) {
+  if (v.size() < bytes + 64) v.resize(bytes + 64);
+  return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(v.data()) + 63) &
+                                    ~uintptr_t{63});
+}
+
+// The stored rows of panel n (from weight row n), a partial last panel copied into `tail` with
+// its rows zero-padded to 16.
+HWY_INLINE const uint8_t* StoredPanelRows(const Matrix& w, int64_t n, int cols,
+                                          std::vector<uint8_t>& tail) {
+  const int64_t rb = static_cast<int64_t>(w.row_bytes);
+  const uint8_t* src = w.data + n * rb;
+  if (cols == kPanelRows) return src;
+  uint8_t* t = AlignedScratch(tail, static_cast<size_t>(kPanelRows * rb));
+  std::memcpy(t, src, static_cast<size_t>(cols * rb));
+  std::memset(t + cols * rb, 0, static_cast<size_t>((kPanelRows - cols) * rb));
+  return t;
+}
+
+HWY_INLINE __m512i RowGatherIndex(int64_t rb) {
+  alignas(64) int32_t idx[kPanelRows];
+  for (int c = 0; c < kPanelRows; ++c) idx[c] = static_cast<int32_t>(c * rb);
+  return _mm512_load_si512(idx);
+}
+
 // y[:, n0:n1) for q8_0 / q4_0 / q4_1 weights (one worker's share of the output columns).
 template <DType T>
 void QGemmRows(const MatMulArgs& a, int64_t n0, int64_t n1) {
   const ActsView& x = a.acts;
   const int64_t nb = x.blocks(), m = a.m, n_out = a.w->rows;
   const int64_t rb = static_cast<int64_t>(a.w->row_bytes);
-  // Per-thread scratch: the packed panel, a zero-padded copy of a last partial panel, and the
-  // activations' integer block corrections.
+  // Per-thread scratch: a panel packed per call, a zero-padded copy of a last partial panel,
+  // and the activations' integer block corrections.
   thread_local std::vector<uint8_t> panel_mem, tail_mem;
   thread_local std::vector<int32_t> corr_mem;
-  const auto aligned = [](std::vector<uint8_t>& v, size_t bytes) {
-    if (v.size() < bytes + 64) v.resize(bytes + 64);
-    return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(v.data()) + 63) &
-                                      ~uintptr_t{63});
-  };
   // q8_0: sum((w + 128) q) - 128 sum q; q4_0: sum(n q) - 8 sum q; q4_1: no correction.
   if (corr_mem.size() < static_cast<size_t>(m * nb)) corr_mem.resize(m * nb);
   constexpr int32_t kBias = T == DType::kQ8_0 ? 128 : (T == DType::kQ4_0 ? 8 : 0);
   for (int64_t i = 0; i < m * nb; ++i) corr_mem[i] = -kBias * x.sums[i];
   const int32_t* corr = corr_mem.data();
   const TileActs acts{x.qs, x.k, nb, corr, x.ds};
-  alignas(64) int32_t idx[kPanelRows];
-  for (int c = 0; c < kPanelRows; ++c) idx[c] = static_cast<int32_t>(c * rb);
-  const __m512i gather_idx = _mm512_load_si512(idx);
-  // The weights of panel n: a partial last panel is copied with its rows zero-padded to 16.
-  const auto panel_rows = [&](int64_t n, int cols) -> const uint8_t* {
-    const uint8_t* src = a.w->data + n * rb;
-    if (cols == kPanelRows) return src;
-    uint8_t* tail = aligned(tail_mem, static_cast<size_t>(kPanelRows * rb));
-    std::memcpy(tail, src, static_cast<size_t>(cols * rb));
-    std::memset(tail + cols * rb, 0, static_cast<size_t>((kPanelRows - cols) * rb));
-    return tail;
-  };
-  if (m <= kDirectMaxRows) {
-    for (int64_t n = n0; n < n1; n += kPanelRows) {
-      const int cols = static_cast<int>(std::min<int64_t>(kPanelRows, n1 - n));
-      const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1);
-      const uint8_t* w = panel_rows(n, cols);
-      const int64_t ahead = a.prefetch && n + 2 * kPanelRows <= n1 ? kPanelRows * rb : 0;
-      float* y = a.y + n;
-      switch (m) {
-        case 4:
-          DirectTile<T, 4>(w, rb, gather_idx, acts, y, n_out, mask, ahead);
-          break;
-        case 3:
-          DirectTile<T, 3>(w, rb, gather_idx, acts, y, n_out, mask, ahead);
-          break;
-        case 2:
-          DirectTile<T, 2>(w, rb, gather_idx, acts, y, n_out, mask, ahead);
-          break;
-        default:
-          DirectTile<T, 1>(w, rb, gather_idx, acts, y, n_out, mask, ahead);
-          break;
-      }
-    }
+  if (a.w->packed != nullptr && n0 % kPanelRows == 0) {
+    PackedGemmRows<T>(a, acts, n0, n1);
     return;
   }
-  uint8_t* panel = aligned(panel_mem, static_cast<size_t>(nb) * kPanelBlockBytes<T>);
-  const int64_t pass_rows = std::max<int64_t>(
-      kGemmTileRows, kGemmActsBytes / std::max<int64_t>(1, x.k) / kGemmTileRows * kGemmTileRows);
+  const __m512i gather_idx = RowGatherIndex(rb);
+  if (m <= kDirectMaxRows) {
+    WithFewRows(m, [&](auto r) {
+      ForEachPanel(n0, n1, [&](int64_t n, int cols, __mmask16 mask) {
+        const int64_t ahead = a.prefetch && n + 2 * kPanelRows <= n1 ? kPanelRows * rb : 0;
+        DirectTile<T, decltype(r)::value>(StoredPanelRows(*a.w, n, cols, tail_mem), rb,
+                                          gather_idx, acts, a.y + n, n_out, mask, ahead);
+      });
+    });
+    return;
+  }
+  uint8_t* panel = AlignedScratch(panel_mem, static_cast<size_t>(PanelStride(rb)));
+  const int64_t pass_rows = GemmPassRows(x.k);
   for (int64_t p0 = 0; p0 < m; p0 += pass_rows) {
     const int64_t p1 = std::min(m, p0 + pass_rows);
-    const TileActs xp{acts.xq + p0 * x.k, x.k, nb, corr + p0 * nb,
-                      acts.xds + 2 * p0 * nb};
-    for (int64_t n = n0; n < n1; n += kPanelRows) {
-      const int cols = static_cast<int>(std::min<int64_t>(kPanelRows, n1 - n));
-      const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1);
-      PackPanel<T>(panel_rows(n, cols), rb, nb, gather_idx, panel);
+    const TileActs xp{acts.xq + p0 * x.k, x.k, nb, corr + p0 * nb, acts.xds + 2 * p0 * nb};
+    ForEachPanel(n0, n1, [&](int64_t n, int cols, __mmask16 mask) {
+      PackPanel<T>(StoredPanelRows(*a.w, n, cols, tail_mem), rb, nb, gather_idx, panel);
       PanelTiles<T, kGemmTileRows>(panel, xp, p1 - p0, a.y + p0 * n_out + n, n_out, mask);
-    }
+    });
   }
+}
+
+// Writes all of w's panels (ceil(rows / 16) of PanelStride(row_bytes) bytes) to dst, in the
+// panel layout, rows past the last zero (they contribute 0 and are masked off anyway).
+template <DType T>
+void PackMatrixT(const Matrix& w, uint8_t* dst) {
+  const int64_t rb = static_cast<int64_t>(w.row_bytes), stride = PanelStride(rb);
+  const int64_t nb = w.cols / kQBlock;
+  const __m512i gather_idx = RowGatherIndex(rb);
+  std::vector<uint8_t> tail;
+  ForEachPanel(0, w.rows, [&](int64_t n, int cols, __mmask16) {
+    uint8_t* panel = dst + n / kPanelRows * stride;
+    PackPanel<T>(StoredPanelRows(w, n, cols, tail), rb, nb, gather_idx, panel);
+    std::memset(panel + kPanelRows * rb, 0, static_cast<size_t>(stride - kPanelRows * rb));
+  });
 }
 
 }  // namespace kiln::kernels::HWY_NAMESPACE

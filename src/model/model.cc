@@ -6,6 +6,7 @@
 #include "formats/gguf.h"
 #include "formats/hf_config.h"
 #include "formats/safetensors.h"
+#include "model/packed_weights.h"
 #include "model/rope_freqs.h"
 #include "kernels/paged_attention.h"
 #include "util/error.h"
@@ -29,6 +30,7 @@ std::unique_ptr<Model> Model::Load(const std::string& path) {
     m->source_ = std::move(gguf);
     m->weights_ = BindWeights(*m->source_, m->config_, NameScheme::kGguf);
   }
+  m->packed_weights_ = PackWeights(m->weights_);
   const auto& factors = m->weights_.rope_freq_factors;
   m->rope_inv_freq_ = ComputeRopeInvFreq(m->config_, factors.empty() ? nullptr : &factors);
   return m;

@@ -13,6 +13,7 @@
 #include "model/batch.h"
 #include "model/paged_kv_cache.h"
 #include "model/weights.h"
+#include "util/huge_buffer.h"
 #include "util/thread_pool.h"
 
 namespace kiln {
@@ -57,6 +58,7 @@ class Model {
   const GgufFile* gguf_ = nullptr;
   ModelConfig config_;
   ModelWeights weights_;
+  HugeBuffer packed_weights_;  // weights_' matrices repacked for the kernels (packed_weights.h)
   std::vector<float> rope_inv_freq_;  // [hd/2]
   Scratch s_;
 };

@@ -1,0 +1,20 @@
+// Repacks a model's quantized weight matrices once, at load, into the layout the active SIMD
+// target's matmul kernels read (kernels::PackMatrix; on AVX-512 VNNI CPUs q8_0/q4_0/q4_1 become
+// 16-row panels, so decode streams each matrix as one contiguous run instead of 16 strided
+// rows transposed on every call). The copies live in one buffer on transparent huge pages; the
+// file mapping stays for embedding lookups. KILN_REPACK=0 skips this (for measurement).
+#pragma once
+
+#include <cstdint>
+
+#include "model/weights.h"
+#include "util/huge_buffer.h"
+
+namespace kiln {
+
+// Packs every matrix of `w` that the kernels pack on this CPU, points its Matrix::packed into
+// the returned buffer (empty when nothing was packed) and returns it; the buffer must outlive
+// `w`'s use. The tied LM head is packed once (the embedding itself is only row-indexed).
+HugeBuffer PackWeights(ModelWeights& w);
+
+}  // namespace kiln
