@@ -1,9 +1,8 @@
 // Highway implementation of PagedAttention, one dispatch per call.
 #include "kernels/paged_attention.h"
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <type_traits>
 #include <vector>
 
 #include "util/error.h"
@@ -17,112 +16,20 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/paged_attention-inl.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace kiln::kernels {
 namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
 
-// n elements of K/V at p widened to f32 (bf16 -> f32 is exact).
-template <typename T, class D>
-HWY_INLINE hn::Vec<D> LoadF32(D d, const T* p) {
-  if constexpr (std::is_same_v<T, float>) {
-    return hn::LoadU(d, p);
-  } else {
-    return hn::PromoteTo(d, hn::LoadU(hn::Rebind<T, D>(), p));
-  }
-}
-
-template <typename T>
-HWY_INLINE float ToF32(const T* p) {
-  if constexpr (std::is_same_v<T, float>) {
-    return *p;
-  } else {
-    uint16_t bits;
-    std::memcpy(&bits, p, 2);
-    return Bf16ToF32(bits);
-  }
-}
-
-// dot(a [n] f32, b [n] of T)
-template <typename T>
-float Dot(const float* a, const T* b, int n) {
-  const hn::ScalableTag<float> d;
-  const int lanes = static_cast<int>(hn::Lanes(d));
-  auto acc0 = hn::Zero(d), acc1 = hn::Zero(d);
-  int i = 0;
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    acc0 = hn::MulAdd(hn::LoadU(d, a + i), LoadF32(d, b + i), acc0);
-    acc1 = hn::MulAdd(hn::LoadU(d, a + i + lanes), LoadF32(d, b + i + lanes), acc1);
-  }
-  for (; i + lanes <= n; i += lanes)
-    acc0 = hn::MulAdd(hn::LoadU(d, a + i), LoadF32(d, b + i), acc0);
-  float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(acc0, acc1)));
-  for (; i < n; ++i) sum += a[i] * ToF32(b + i);
-  return sum;
-}
-
-// y[0, n) += w * x[0, n), x of T
-template <typename T>
-void Axpy(float w, const T* x, float* y, int n) {
-  const hn::ScalableTag<float> d;
-  const int lanes = static_cast<int>(hn::Lanes(d));
-  const auto vw = hn::Set(d, w);
-  int i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    hn::StoreU(hn::MulAdd(vw, LoadF32(d, x + i), hn::LoadU(d, y + i)), d, y + i);
-  }
-  for (; i < n; ++i) y[i] += w * ToF32(x + i);
-}
-
-// One (token, head): scores over positions 0..last, softmax, weighted sum of V.
-template <typename T>
-void AttendOne(const float* q, int64_t last, const PagedKv& kv, int64_t kv_offset, int head_dim,
-               float scale, int64_t kv_dim, std::vector<float>& scores, float* out) {
-  const T* k_base = static_cast<const T*>(kv.k_base);
-  const T* v_base = static_cast<const T*>(kv.v_base);
-  scores.resize(last + 1);
-  float max_score = -INFINITY;
-  for (int64_t p = 0; p <= last; ++p) {
-    const int64_t row = kv.block_table[p / kv.block_size] * kv.block_stride +
-                        (p % kv.block_size) * kv_dim + kv_offset;
-    scores[p] = Dot(q, k_base + row, head_dim) * scale;
-    max_score = std::max(max_score, scores[p]);
-  }
-  float sum = 0.0f;
-  for (int64_t p = 0; p <= last; ++p) {
-    scores[p] = std::exp(scores[p] - max_score);
-    sum += scores[p];
-  }
-  const float inv = 1.0f / sum;
-  std::fill(out, out + head_dim, 0.0f);
-  for (int64_t p = 0; p <= last; ++p) {
-    const int64_t row = kv.block_table[p / kv.block_size] * kv.block_stride +
-                        (p % kv.block_size) * kv_dim + kv_offset;
-    Axpy(scores[p] * inv, v_base + row, out, head_dim);
-  }
-}
-
-template <typename T>
-void AttendRange(const float* q, const int64_t* pos, const PagedKv& kv, const AttentionShape& s,
-                 float* out, int64_t begin, int64_t end) {
-  thread_local std::vector<float> scores;
-  const int64_t kv_dim = static_cast<int64_t>(s.n_kv_heads) * s.head_dim;
-  const int group = s.n_heads / s.n_kv_heads;
-  for (int64_t task = begin; task < end; ++task) {
-    const int64_t t = task / s.n_heads;
-    const int h = static_cast<int>(task % s.n_heads);
-    const int64_t qo = (t * s.n_heads + h) * s.head_dim;
-    AttendOne<T>(q + qo, pos[t], kv, static_cast<int64_t>(h / group) * s.head_dim, s.head_dim,
-                 s.scale, kv_dim, scores, out + qo);
-  }
-}
-
-void PagedAttentionRange(const float* q, const int64_t* pos, const PagedKv& kv,
-                         const AttentionShape& s, float* out, int64_t begin, int64_t end) {
-  if (kv.dtype == DType::kBF16) {
-    AttendRange<hwy::bfloat16_t>(q, pos, kv, s, out, begin, end);
-  } else {
-    AttendRange<float>(q, pos, kv, s, out, begin, end);
+void RunTasks(const float* q, const int64_t* pos, const PagedKv& kv, const AttentionShape& s,
+              const attn::Task* tasks, int64_t n_tasks, float* out) {
+  for (int64_t i = 0; i < n_tasks; ++i) {
+    if (kv.dtype == DType::kBF16) {
+      AttendTask<hwy::bfloat16_t>(q, pos, kv, s, tasks[i], out);
+    } else {
+      AttendTask<float>(q, pos, kv, s, tasks[i], out);
+    }
   }
 }
 
@@ -133,15 +40,87 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace kiln::kernels {
 
-HWY_EXPORT(PagedAttentionRange);
+HWY_EXPORT(RunTasks);
+
+namespace {
+
+void Run(const float* q, const int64_t* pos, const PagedKv& kv, const AttentionShape& shape,
+         const attn::Task* tasks, int64_t n_tasks, float* out) {
+  HWY_DYNAMIC_DISPATCH(RunTasks)(q, pos, kv, shape, tasks, n_tasks, out);
+}
+
+// Query tokens per prefill task: small enough for a balanced split of a chunk over the pool,
+// large enough that the K/V block read into L1 serves many rows.
+constexpr int64_t kQueryBlock = 16;
+// Below this many (row, key) pairs (~10 ns each) a call runs on the calling thread: waking the
+// pool costs microseconds too.
+constexpr int64_t kSerialWork = 8192;
+
+}  // namespace
+
+void PagedAttention(const float* q, const int64_t* pos, std::span<const PagedSeq> seqs,
+                    const PagedKv& kv, const AttentionShape& shape, float* out, ThreadPool& pool) {
+  KILN_CHECK(kv.dtype == DType::kF32 || kv.dtype == DType::kBF16,
+             "PagedAttention: KV elements must be f32 or bf16");
+  KILN_CHECK(shape.n_kv_heads > 0 && shape.n_heads % shape.n_kv_heads == 0,
+             "PagedAttention: n_heads must be a multiple of n_kv_heads");
+  // Tasks (seq, query block, kv head) with their cumulative cost (rows x keys) for a balanced
+  // contiguous split; the caller's scratch keeps its capacity between calls.
+  thread_local std::vector<attn::Task> tasks;
+  thread_local std::vector<int64_t> cost_end;
+  tasks.clear();
+  cost_end.clear();
+  const int group = shape.n_heads / shape.n_kv_heads;
+  int64_t total = 0;
+  for (const PagedSeq& seq : seqs) {
+    const int64_t end = seq.token_begin + seq.token_count;
+    for (int64_t b = seq.token_begin; b < end; b += kQueryBlock) {
+      const int64_t e = std::min(end, b + kQueryBlock);
+      int64_t keys = 0;
+      for (int64_t t = b; t < e; ++t) keys = std::max(keys, pos[t] + 1);
+      for (int h = 0; h < shape.n_kv_heads; ++h) {
+        tasks.push_back(attn::Task{seq.block_table, b, e, h});
+        total += (e - b) * group * keys;
+        cost_end.push_back(total);
+      }
+    }
+  }
+  const int64_t n_tasks = static_cast<int64_t>(tasks.size());
+  if (n_tasks == 0) return;
+  if (pool.size() == 1 || n_tasks == 1 || total < kSerialWork) {
+    Run(q, pos, kv, shape, tasks.data(), n_tasks, out);
+    return;
+  }
+  // Worker w takes the tasks whose cost midpoint falls in [w, w + 1) * total / workers (the pool
+  // size only moves task boundaries, never a row's arithmetic).
+  struct Job {
+    const float* q;
+    const int64_t* pos;
+    const PagedKv* kv;
+    const AttentionShape* shape;
+    float* out;
+    const attn::Task* tasks;
+    const int64_t* cost_end;
+    int64_t n_tasks, total;
+  } job{q, pos, &kv, &shape, out, tasks.data(), cost_end.data(), n_tasks, total};
+  pool.RunOnAll([&job](int w, int nw) {
+    auto first_at = [&](int64_t bound) {  // first task with 2 * midpoint >= 2 * bound
+      int64_t i = 0;
+      while (i < job.n_tasks && (i ? job.cost_end[i - 1] : 0) + job.cost_end[i] < 2 * bound) ++i;
+      return i;
+    };
+    const int64_t begin = first_at(job.total * w / nw);
+    const int64_t end = w + 1 == nw ? job.n_tasks : first_at(job.total * (w + 1) / nw);
+    if (begin < end) {
+      Run(job.q, job.pos, *job.kv, *job.shape, job.tasks + begin, end - begin, job.out);
+    }
+  });
+}
 
 void PagedAttention(const float* q, const int64_t* pos, int64_t n_tokens, const PagedKv& kv,
                     const AttentionShape& shape, float* out, ThreadPool& pool) {
-  KILN_CHECK(kv.dtype == DType::kF32 || kv.dtype == DType::kBF16,
-             "PagedAttention: KV elements must be f32 or bf16");
-  pool.ParallelFor(n_tokens * shape.n_heads, 1, [&](int64_t begin, int64_t end) {
-    HWY_DYNAMIC_DISPATCH(PagedAttentionRange)(q, pos, kv, shape, out, begin, end);
-  });
+  const PagedSeq seq{kv.block_table, 0, n_tokens};
+  PagedAttention(q, pos, std::span<const PagedSeq>(&seq, 1), kv, shape, out, pool);
 }
 
 namespace scalar {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "util/dtype.h"
 #include "util/thread_pool.h"
@@ -30,9 +31,24 @@ struct AttentionShape {
 };
 
 // q [n_tokens, n_heads, head_dim]; pos [n_tokens]: query t attends to positions 0..pos[t].
-// out [n_tokens, n_heads, head_dim]. Parallel over (token, head) on `pool`.
+// out [n_tokens, n_heads, head_dim]. Parallel over (kv head, block of queries) on `pool`.
+// Batch invariant: the bits of out[t, h] depend only on q[t, h], pos[t] and the cache, never
+// on the other queries of the call or on the pool size.
 void PagedAttention(const float* q, const int64_t* pos, int64_t n_tokens, const PagedKv& kv,
                     const AttentionShape& shape, float* out, ThreadPool& pool);
+
+// One sequence of a batched call: its queries are rows [token_begin, token_begin + token_count)
+// of q / pos / out, its K/V rows are found through `block_table`.
+struct PagedSeq {
+  const int32_t* block_table = nullptr;
+  int64_t token_begin = 0;
+  int64_t token_count = 0;
+};
+
+// Several sequences in one call (one pool dispatch, work balanced over all of them); `kv`
+// gives the pool and its layout, its block_table is ignored. Same results as one call per seq.
+void PagedAttention(const float* q, const int64_t* pos, std::span<const PagedSeq> seqs,
+                    const PagedKv& kv, const AttentionShape& shape, float* out, ThreadPool& pool);
 
 namespace scalar {
 void PagedAttention(const float* q, const int64_t* pos, int64_t n_tokens, const PagedKv& kv,

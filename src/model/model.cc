@@ -162,7 +162,7 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
   const ModelConfig& c = config_;
   const int64_t n = static_cast<int64_t>(batch.tokens.size());
   const int64_t d = c.hidden_size, hd = c.head_dim;
-  const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
+  const int64_t kv_dim = c.num_kv_heads * hd;
   const float eps = static_cast<float>(c.rms_norm_eps);
   for (int64_t t = 0; t < n; ++t) {
     kernels::RmsNorm(&s_.x[t * d], w.attn_norm.data(), d, eps, &s_.h[t * d]);
@@ -174,15 +174,20 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
   const kernels::AttentionShape shape{static_cast<int>(c.num_heads),
                                       static_cast<int>(c.num_kv_heads), static_cast<int>(hd),
                                       1.0f / std::sqrt(static_cast<float>(hd))};
+  // Every sequence's new K/V rows first (a sequence only reads its own blocks), then one
+  // attention call for the whole batch: one pool dispatch, work balanced over the sequences.
+  thread_local std::vector<kernels::PagedSeq> seqs;
+  seqs.clear();
   for (const BatchSequence& s : batch.seqs) {
     const int32_t* table = s.block_table.data();
     for (int64_t t = s.token_begin; t < s.token_begin + s.token_count; ++t) {
       QkvPostprocess(w, t);
       kv.Write(layer, table, s_.pos[t], &s_.k[t * kv_dim], &s_.v[t * kv_dim]);
     }
-    kernels::PagedAttention(&s_.q[s.token_begin * q_dim], &s_.pos[s.token_begin], s.token_count,
-                            kv.View(layer, table), shape, &s_.attn[s.token_begin * q_dim], pool);
+    seqs.push_back({table, s.token_begin, s.token_count});
   }
+  kernels::PagedAttention(s_.q.data(), s_.pos.data(), seqs, kv.View(layer, nullptr), shape,
+                          s_.attn.data(), pool);
   kernels::MatMul(w.wo, s_.attn.data(), n, s_.h.data(), pool);  // [T, D]
   kernels::AddInPlace(s_.x.data(), s_.h.data(), n * d);
 }

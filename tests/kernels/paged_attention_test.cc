@@ -4,6 +4,7 @@
 #include <hwy/targets.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -118,6 +119,103 @@ TEST(PagedAttention, FirstPositionReturnsItsValue) {
   for (int i = 0; i < 8; ++i) {
     EXPECT_FLOAT_EQ(out[i], v0[i]);
     EXPECT_FLOAT_EQ(out[8 + i], v0[i]);
+  }
+}
+
+// Several sequences in one call (own block tables over one pool) match the scalar twin, on every
+// target, for head dims that take each scoring path (q in registers for 4 or 8 vectors, or not).
+TEST(PagedAttention, MultiSequenceMatchesScalar) {
+  for (int head_dim : {32, 64, 128}) {
+    const AttentionShape shape{8, 2, head_dim, 1.0f / std::sqrt(static_cast<float>(head_dim))};
+    PagedFixture f(shape.n_kv_heads, shape.head_dim, /*block_size=*/4, /*n_blocks=*/40, 6);
+    // seq 0: prefill rows 0..5 at positions 10..15 (table[0..]), seq 1: decode row 6 at
+    // position 37 (table[20..]), seq 2: decode row 7 at position 0 (table[30..]).
+    const std::vector<int64_t> pos = {10, 11, 12, 13, 14, 15, 37, 0};
+    const std::vector<PagedSeq> seqs = {
+        {f.table.data(), 0, 6}, {f.table.data() + 20, 6, 1}, {f.table.data() + 30, 7, 1}};
+    const int64_t row = shape.n_heads * shape.head_dim;
+    const std::vector<float> q = RandomQ(8 * row, 7);
+    std::vector<float> want(q.size()), got(q.size());
+    for (const PagedSeq& s : seqs) {
+      PagedKv kv = f.View();
+      kv.block_table = s.block_table;
+      scalar::PagedAttention(&q[s.token_begin * row], &pos[s.token_begin], s.token_count, kv, shape,
+                             &want[s.token_begin * row]);
+    }
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      ThreadPool pool(std::vector<int>(2, 0), /*pin=*/false);
+      PagedAttention(q.data(), pos.data(), seqs, f.View(), shape, got.data(), pool);
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::abs(want[i])))
+            << hwy::TargetName(target) << " head_dim=" << head_dim << " i=" << i;
+      }
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
+}
+
+// Batch invariance, bitwise: a query's output computed alone (one token, one worker) equals the
+// same query inside a decode batch of many sequences or a long prefill chunk, with 1 or 2
+// workers, on every target, for f32 and bf16 K/V (SmolLM2's shape: 9 heads over 3 kv heads).
+TEST(PagedAttention, BatchInvariantBitwise) {
+  const AttentionShape shape{9, 3, 64, 0.125f};
+  const int64_t block_size = 16, blocks_per_seq = 20, n_seqs = 8;
+  PagedFixture f(shape.n_kv_heads, shape.head_dim, block_size, blocks_per_seq * n_seqs, 8);
+  const int64_t row = shape.n_heads * shape.head_dim;
+  auto same_bits = [](float a, float b) {
+    return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+  };
+  for (bool bf16 : {false, true}) {
+    const PagedKv base = bf16 ? f.Bf16View() : f.View();
+    auto kv_of = [&](int64_t seq) {
+      PagedKv kv = base;
+      kv.block_table = f.table.data() + seq * blocks_per_seq;
+      return kv;
+    };
+    // Decode: one token per sequence at scattered positions. Prefill: sequence 0, positions
+    // 100..299 as one chunk.
+    std::vector<int64_t> pos;
+    std::vector<PagedSeq> decode;
+    for (int64_t s = 0; s < n_seqs; ++s) {
+      decode.push_back({f.table.data() + s * blocks_per_seq, s, 1});
+      pos.push_back((s * 97 + 13) % (block_size * blocks_per_seq));
+    }
+    const int64_t chunk = 200;
+    for (int64_t t = 0; t < chunk; ++t) pos.push_back(100 + t);
+    const PagedSeq prefill{f.table.data(), n_seqs, chunk};
+    const int64_t n = static_cast<int64_t>(pos.size());
+    const std::vector<float> q = RandomQ(n * row, 9);
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      ThreadPool one({0}, /*pin=*/false);
+      std::vector<float> alone(n * row), got(n * row);
+      for (int64_t t = 0; t < n; ++t) {
+        const int64_t seq = t < n_seqs ? t : 0;
+        PagedAttention(&q[t * row], &pos[t], 1, kv_of(seq), shape, &alone[t * row], one);
+      }
+      for (int workers : {1, 2}) {
+        ThreadPool pool(std::vector<int>(workers, 0), /*pin=*/false);
+        std::fill(got.begin(), got.end(), 0.0f);
+        PagedAttention(q.data(), pos.data(), decode, base, shape, got.data(), pool);
+        PagedAttention(&q[n_seqs * row], &pos[n_seqs], chunk, kv_of(0), shape, &got[n_seqs * row],
+                       pool);
+        for (int64_t i = 0; i < n * row; ++i) {
+          ASSERT_TRUE(same_bits(got[i], alone[i]))
+              << hwy::TargetName(target) << (bf16 ? " bf16" : " f32") << " workers=" << workers
+              << " token=" << i / row << " got=" << got[i] << " alone=" << alone[i];
+        }
+        // The multi-sequence call with decode and prefill mixed gives the same bits.
+        std::vector<PagedSeq> mixed = decode;
+        mixed.push_back(prefill);
+        std::fill(got.begin(), got.end(), 0.0f);
+        PagedAttention(q.data(), pos.data(), mixed, base, shape, got.data(), pool);
+        for (int64_t i = 0; i < n * row; ++i) {
+          ASSERT_TRUE(same_bits(got[i], alone[i])) << hwy::TargetName(target) << " mixed i=" << i;
+        }
+      }
+    }
+    hwy::SetSupportedTargetsForTest(0);
   }
 }
 
