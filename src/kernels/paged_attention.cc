@@ -52,9 +52,12 @@ void Run(const float* q, const int64_t* pos, const PagedKv& kv, const AttentionS
 // Query tokens per prefill task: small enough for a balanced split of a chunk over the pool,
 // large enough that the K/V block read into L1 serves many rows.
 constexpr int64_t kQueryBlock = 16;
-// Below this many (row, key) pairs (~10 ns each) a call runs on the calling thread: waking the
-// pool costs microseconds too.
-constexpr int64_t kSerialWork = 8192;
+// Below this many (row, key) pairs (~10 ns each) a call runs on the calling thread: handing
+// work to the pool costs about a microsecond while its workers spin. Not much more: a worker
+// left idle longer than its spin (30 us) goes to sleep, and waking it for the next matmul costs
+// more than the attention saved (SmolLM2 decode at context 512 lost a quarter of its speed to
+// that with 8192 here).
+constexpr int64_t kSerialWork = 1024;
 
 }  // namespace
 
