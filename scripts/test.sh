@@ -30,6 +30,28 @@ ctest_line() { grep -E 'tests passed|No tests were found' "$1" | tail -n1; }
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
+# run_pytest NAME DIR [PYTEST_ARGS...]: runs one pytest suite against $PYTEST_BUILD/kiln
+# (default build/); STRICT: a missing kiln binary, model file or Python package fails the test
+# instead of skipping it.
+pytest_lines=()
+run_pytest() {
+  local name="$1" dir="$2"
+  shift 2
+  banner "$name tests (pytest $dir, ${PYTEST_BUILD:-build}/kiln)"
+  if [[ ! -x "$VENV/bin/python" ]]; then
+    note FAIL "$name pytest: no venv at $VENV (run scripts/setup.sh)"
+    return
+  fi
+  KILN_BUILD_DIR="$ROOT/${PYTEST_BUILD:-build}" KILN_GOLDEN_STRICT=1 KILN_INTEGRATION_STRICT=1 \
+    "$VENV/bin/python" -m pytest "$dir" "$@" -q -rs -p no:cacheprovider 2>&1 | tee "$LOGS/$name.log"
+  local rc=${PIPESTATUS[0]}
+  local line
+  line="$(grep -E '^=* ?[0-9]+ (passed|failed|skipped|error|deselected)|no tests ran' "$LOGS/$name.log" | tail -n1)"
+  pytest_lines+=("$name: $line")
+  # pytest exits 5 when it collected no test: count that as a failure too.
+  if ((rc == 0)); then note ok "$name pytest"; else note FAIL "$name pytest (exit $rc)"; fi
+}
+
 # ---------------------------------------------------------------- 1. Release
 banner "release build (build/)"
 release_built=0
@@ -69,17 +91,7 @@ else
     if ((rc == 0)); then note ok "asan ctest -L unit: $line"; else note FAIL "asan ctest -L unit (exit $rc): $line"; fi
     # The hostile-input test (thousands of malformed requests) against the sanitized `kiln
     # serve`: an ASan or UBSan report kills the server, which the test sees as a failure.
-    banner "asan hostile-input test (pytest tests/integration/test_hostile.py, build-asan/kiln)"
-    if [[ -x "$VENV/bin/python" ]]; then
-      KILN_BUILD_DIR="$ROOT/build-asan" KILN_INTEGRATION_STRICT=1 \
-        "$VENV/bin/python" -m pytest tests/integration/test_hostile.py -q -rs -p no:cacheprovider \
-        2>&1 | tee "$LOGS/asan-hostile.log"
-      rc=${PIPESTATUS[0]}
-      line="$(grep -E '^=* ?[0-9]+ (passed|failed|skipped|error)|no tests ran' "$LOGS/asan-hostile.log" | tail -n1)"
-      if ((rc == 0)); then note ok "asan hostile-input: $line"; else note FAIL "asan hostile-input (exit $rc): $line"; fi
-    else
-      note FAIL "asan hostile-input: no venv at $VENV (run scripts/setup.sh)"
-    fi
+    PYTEST_BUILD=build-asan run_pytest asan-hostile tests/integration/test_hostile.py
   else
     note FAIL "asan build"
     note FAIL "asan ctest -L unit: not run (build failed)"
@@ -99,26 +111,6 @@ else
 fi
 
 # ---------------------------------------------------------------- 4+5. pytest suites
-# run_pytest NAME DIR [PYTEST_ARGS...]: runs one pytest suite against build/kiln; STRICT: a missing kiln binary,
-# model file or Python package fails the test instead of skipping it.
-pytest_lines=()
-run_pytest() {
-  local name="$1" dir="$2"
-  shift 2
-  banner "$name tests (pytest $dir)"
-  if [[ ! -x "$VENV/bin/python" ]]; then
-    note FAIL "$name pytest: no venv at $VENV (run scripts/setup.sh)"
-    return
-  fi
-  KILN_BUILD_DIR="$ROOT/build" KILN_GOLDEN_STRICT=1 KILN_INTEGRATION_STRICT=1 \
-    "$VENV/bin/python" -m pytest "$dir" "$@" -q -rs -p no:cacheprovider 2>&1 | tee "$LOGS/$name.log"
-  local rc=${PIPESTATUS[0]}
-  local line
-  line="$(grep -E '^=* ?[0-9]+ (passed|failed|skipped|error|deselected)|no tests ran' "$LOGS/$name.log" | tail -n1)"
-  pytest_lines+=("$name: $line")
-  # pytest exits 5 when it collected no test: count that as a failure too.
-  if ((rc == 0)); then note ok "$name pytest"; else note FAIL "$name pytest (exit $rc)"; fi
-}
 run_pytest golden tests/golden
 # The hostile-input test already ran against the sanitized binary in stage 2.
 if [[ "${KILN_SKIP_ASAN:-0}" == 1 ]]; then
