@@ -43,6 +43,7 @@ struct Task {
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
+#include "kernels/fdot-inl.h"
 #include "kernels/paged_attention.h"
 #include "util/half.h"
 
@@ -51,26 +52,8 @@ namespace kiln::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using attn::kKeyBlock;
 
-// Lanes(d) elements of K/V at p widened to f32 (bf16 -> f32 is exact).
-template <typename T, class D>
-HWY_INLINE hn::Vec<D> LoadKv(D d, const T* p) {
-  if constexpr (std::is_same_v<T, float>) {
-    return hn::LoadU(d, p);
-  } else {
-    return hn::PromoteTo(d, hn::LoadU(hn::Rebind<T, D>(), p));
-  }
-}
-
-template <typename T>
-HWY_INLINE float KvToF32(const T* p) {
-  if constexpr (std::is_same_v<T, float>) {
-    return *p;
-  } else {
-    uint16_t bits;
-    std::memcpy(&bits, p, 2);
-    return Bf16ToF32(bits);
-  }
-}
+// K/V elements (float or hwy::bfloat16_t) are widened to f32 by fdot-inl.h's LoadWeights
+// (Lanes(d) of them) and WeightToF32 (one); bf16 -> f32 is exact.
 
 #if HWY_TARGET == HWY_SCALAR
 template <class D>
@@ -124,7 +107,7 @@ HWY_INLINE void DotsQInRegisters(D d, const float* q, const T* const* k, hn::Vec
   for (int j = 0; j < N; ++j) {
     const T* kj = k[j];
     auto a = acc[j];
-    for (int v = 0; v < kVecs; ++v) a = hn::MulAdd(qv[v], LoadKv(d, kj + v * N), a);
+    for (int v = 0; v < kVecs; ++v) a = hn::MulAdd(qv[v], LoadWeights(d, kj + v * N), a);
     acc[j] = a;
   }
 }
@@ -140,10 +123,10 @@ HWY_INLINE void Scores(D d, const float* q, const T* const* kp, int valid, int d
     auto acc = hn::Zero(d);
     int i = 0;
     for (; i + static_cast<int>(hn::Lanes(d)) <= dim; i += static_cast<int>(hn::Lanes(d))) {
-      acc = hn::MulAdd(hn::LoadU(d, q + i), LoadKv(d, kp[j] + i), acc);
+      acc = hn::MulAdd(hn::LoadU(d, q + i), LoadWeights(d, kp[j] + i), acc);
     }
     float sum = hn::GetLane(hn::SumOfLanes(d, acc));
-    for (; i < dim; ++i) sum += q[i] * KvToF32(kp[j] + i);
+    for (; i < dim; ++i) sum += q[i] * WeightToF32(kp[j] + i);
     w[j] = sum * scale;
   }
 #else
@@ -162,13 +145,13 @@ HWY_INLINE void Scores(D d, const float* q, const T* const* kp, int valid, int d
       for (int i = 0; i < full; i += N) {
         const auto qv = hn::LoadU(d, q + i);
 #pragma GCC unroll 16
-        for (int j = 0; j < N; ++j) acc[j] = hn::MulAdd(qv, LoadKv(d, k[j] + i), acc[j]);
+        for (int j = 0; j < N; ++j) acc[j] = hn::MulAdd(qv, LoadWeights(d, k[j] + i), acc[j]);
       }
     }
     hn::StoreU(SumLanesOfEach(d, acc), d, w + g0);
     for (int j = 0; full < dim && j < N; ++j) {
       float tail = 0.0f;
-      for (int i = full; i < dim; ++i) tail += q[i] * KvToF32(k[j] + i);
+      for (int i = full; i < dim; ++i) tail += q[i] * WeightToF32(k[j] + i);
       w[g0 + j] += tail;
     }
     hn::StoreU(hn::Mul(hn::LoadU(d, w + g0), hn::Set(d, scale)), d, w + g0);
@@ -237,8 +220,8 @@ HWY_NOINLINE void AccumulateV(D d, const T* const* vp, int valid, int dim, const
     }
     for (int j = 0; j < valid; ++j) {
       const T* v = vp[j] + i;
-      const auto v0 = LoadKv(d, v), v1 = LoadKv(d, v + lanes);
-      const auto v2 = LoadKv(d, v + 2 * lanes), v3 = LoadKv(d, v + 3 * lanes);
+      const auto v0 = LoadWeights(d, v), v1 = LoadWeights(d, v + lanes);
+      const auto v2 = LoadWeights(d, v + 2 * lanes), v3 = LoadWeights(d, v + 3 * lanes);
       const auto x = hn::Set(d, w0[j]);
       a0 = hn::MulAdd(x, v0, a0), a1 = hn::MulAdd(x, v1, a1);
       a2 = hn::MulAdd(x, v2, a2), a3 = hn::MulAdd(x, v3, a3);
@@ -264,7 +247,7 @@ HWY_NOINLINE void AccumulateV(D d, const T* const* vp, int valid, int dim, const
       if (rescale1) b = hn::Mul(b, vc1);
     }
     for (int j = 0; j < valid; ++j) {
-      const auto v = LoadKv(d, vp[j] + i);
+      const auto v = LoadWeights(d, vp[j] + i);
       a = hn::MulAdd(hn::Set(d, w0[j]), v, a);
       if constexpr (kRows == 2) b = hn::MulAdd(hn::Set(d, w1[j]), v, b);
     }
@@ -277,7 +260,7 @@ HWY_NOINLINE void AccumulateV(D d, const T* const* vp, int valid, int dim, const
       float* acc = r ? acc1 : acc0;
       const float c = r ? c1 : c0;
       float a = c != 1.0f ? acc[i] * c : acc[i];
-      for (int j = 0; j < valid; ++j) a += w[j] * KvToF32(vp[j] + i);
+      for (int j = 0; j < valid; ++j) a += w[j] * WeightToF32(vp[j] + i);
       acc[i] = a;
     }
   }
