@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/ops.h"
@@ -66,14 +67,19 @@ void BM_MatMul(benchmark::State& state) {
   state.SetLabel(std::string(GetDTypeInfo(dtype).name) + " " + ActiveTargetName());
 }
 
-// Decode from DRAM: as many copies of one 2048x8192-shaped matrix as fill ~1 GiB (past any L3),
-// multiplied in turn, so every weight byte comes from memory as in a real decode step.
+// Weight shapes [N, K] of the decode-from-DRAM benchmark: a 1B-class FFN matrix, and
+// Qwen2.5-0.5B's gate/up and down projections (short rows: 896 and 4864 elements).
+const std::pair<int64_t, int64_t> kDramShapes[] = {{8192, 2048}, {4864, 896}, {896, 4864}};
+
+// Decode from DRAM: as many copies of one matrix as fill ~1 GiB (past any L3), multiplied in
+// turn, so every weight byte comes from memory as in a real decode step.
 // Args: dtype index, threads, huge (1: the copies live on transparent huge pages; 0: 4 KiB pages,
 // as in the model's file mapping; 2: the copies are the weights packed at load (PackMatrix, as
-// the model does on AVX-512 VNNI CPUs), on huge pages).
+// the model does: quantized types on AVX-512 VNNI CPUs, float types on AVX2 and AVX-512), on huge
+// pages), shape (index into kDramShapes).
 void BM_MatMulDram(benchmark::State& state) {
   const DType dtype = kTypes[state.range(0)];
-  const int64_t n = 8192, k = 2048;
+  const auto [n, k] = kDramShapes[state.range(3)];
   ThreadPool pool(Cores(static_cast<int>(state.range(1))), /*pin=*/true);
   Setup s(dtype, n, k, 1);
   const bool packed = state.range(2) == 2;
@@ -95,7 +101,8 @@ void BM_MatMulDram(benchmark::State& state) {
   }
   if (packed) PackMatrix(s.w, all);
   const uint8_t* first = packed ? all : s.weights.data();
-  for (int64_t c = packed ? 1 : 0; c < copies; ++c) std::copy(first, first + bytes, all + c * bytes);
+  for (int64_t c = packed ? 1 : 0; c < copies; ++c)
+    std::copy(first, first + bytes, all + c * bytes);
   int64_t c = 0;
   for (auto _ : state) {
     Matrix w = s.w;
@@ -149,8 +156,8 @@ BENCHMARK(BM_MatMul)
     ->MinTime(0.2);
 BENCHMARK(BM_MatMulDram)
     ->Name("MatMul/decode_dram")
-    ->ArgNames({"dtype", "threads", "huge"})
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {0, 1, 2}})
+    ->ArgNames({"dtype", "threads", "huge", "shape"})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {0, 1, 2}, {0, 1, 2}})
     ->UseRealTime()
     ->MinTime(0.5);
 BENCHMARK(BM_MatMul)

@@ -19,6 +19,15 @@
 #include "kernels/qgemm_vnni-inl.h"
 #endif
 
+// Targets with the packed float panels of fpanel-inl.h (matmul.cc reads the flag too).
+#undef KILN_FLOAT_PANELS
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define KILN_FLOAT_PANELS 1
+#include "kernels/fpanel-inl.h"
+#else
+#define KILN_FLOAT_PANELS 0
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace kiln::kernels::HWY_NAMESPACE {
 
@@ -109,6 +118,21 @@ void RunTiles(const Tiles& tiles, const MatMulArgs& a, int64_t n0, int64_t n1) {
 
 // The caller (matmul.cc) has already rejected dtypes without a kernel.
 inline void MatMulRowsImpl(const MatMulArgs& a, int64_t n0, int64_t n1) {
+#if KILN_FLOAT_PANELS
+  // Float weights packed at load (fpanel-inl.h).
+  if (a.w->packed != nullptr) {
+    switch (a.w->dtype) {
+      case DType::kF32:
+        return FloatPanelRowsT<float>(a, n0, n1);
+      case DType::kF16:
+        return FloatPanelRowsT<hwy::float16_t>(a, n0, n1);
+      case DType::kBF16:
+        return FloatPanelRowsT<hwy::bfloat16_t>(a, n0, n1);
+      default:
+        break;
+    }
+  }
+#endif
   switch (a.w->dtype) {
     case DType::kF32:
       RunTiles(FloatTiles<float>{a}, a, n0, n1);

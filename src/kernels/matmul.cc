@@ -55,6 +55,19 @@ void MatMulRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) { MatMulRowsImpl(a
 
 // Bytes of w packed for this target's kernels (0: this target reads the stored layout).
 uint64_t PackedMatrixBytesT(const Matrix& w) {
+#if KILN_FLOAT_PANELS
+  const int64_t float_panels = (w.rows + FloatPanelRows() - 1) / FloatPanelRows();
+  switch (w.dtype) {
+    case DType::kF32:
+      return static_cast<uint64_t>(float_panels * FloatPanelStride<float>(w.cols));
+    case DType::kF16:
+      return static_cast<uint64_t>(float_panels * FloatPanelStride<hwy::float16_t>(w.cols));
+    case DType::kBF16:
+      return static_cast<uint64_t>(float_panels * FloatPanelStride<hwy::bfloat16_t>(w.cols));
+    default:
+      break;
+  }
+#endif
 #if HWY_TARGET == HWY_AVX3_DL
   if (w.dtype == DType::kQ8_0 || w.dtype == DType::kQ4_0 || w.dtype == DType::kQ4_1) {
     const int64_t panels = (w.rows + kPanelRows - 1) / kPanelRows;
@@ -66,6 +79,18 @@ uint64_t PackedMatrixBytesT(const Matrix& w) {
 }
 
 void PackMatrixT(const Matrix& w, uint8_t* dst) {
+#if KILN_FLOAT_PANELS
+  switch (w.dtype) {
+    case DType::kF32:
+      return PackFloatMatrixT<float>(w, dst);
+    case DType::kF16:
+      return PackFloatMatrixT<hwy::float16_t>(w, dst);
+    case DType::kBF16:
+      return PackFloatMatrixT<hwy::bfloat16_t>(w, dst);
+    default:
+      break;
+  }
+#endif
 #if HWY_TARGET == HWY_AVX3_DL
   switch (w.dtype) {
     case DType::kQ8_0:
@@ -202,8 +227,11 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
 }
 
 uint64_t PackedMatrixBytes(const Matrix& w) {
-  // With the row tiles (KILN_QGEMM=0) nothing reads the panels.
-  if (!QGemmEnabled() || !IsQuantized(w.dtype) || w.rows <= 0 || w.cols <= 0) return 0;
+  // With the quantized row tiles (KILN_QGEMM=0) nothing reads quantized panels.
+  const bool is_float = w.dtype == DType::kF32 || w.dtype == DType::kF16 || w.dtype == DType::kBF16;
+  if (!(is_float || (IsQuantized(w.dtype) && QGemmEnabled())) || w.rows <= 0 || w.cols <= 0) {
+    return 0;
+  }
   CheckMatMul(w, 0);
   return HWY_DYNAMIC_DISPATCH(PackedMatrixBytesT)(w);
 }

@@ -1,5 +1,8 @@
-// Weights packed at load (PackMatrix, Matrix::packed) give bit-identical MatMul results to the
-// stored layout, for every M (decode tiles and GEMM), partial last panels and odd block counts.
+// Weights packed at load (PackMatrix, Matrix::packed): quantized panels give bit-identical
+// MatMul results to the stored layout; float panels (a different, fixed summation order) match
+// the scalar twin and are batch invariant bit for bit. Every M (decode tiles and GEMM), partial
+// last panels, odd block counts and odd K, worker ranges that start inside a panel.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -7,6 +10,7 @@
 
 #include "kernel_test_util.h"
 #include "kernels/ops.h"
+#include "kernels/scalar_ops.h"
 #include "util/error.h"
 #include "util/huge_buffer.h"
 #include "util/thread_pool.h"
@@ -15,16 +19,20 @@ namespace kiln::kernels {
 namespace {
 
 using testing::ForEachTarget;
+using testing::Near;
 using testing::RandomFloats;
 using testing::TestMatrix;
 
+bool IsFloat(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+}
+
 // Whether the active target packs `dtype`: AVX3_DL (AVX-512 VNNI) packs the quantized types
-// into panels; float weights and the other targets read the stored layout. (Float rows
-// interleaved into one stream measured slower than 4 row streams: one stream gets less
-// memory-level parallelism from the hardware prefetchers.)
+// into VNNI panels; AVX2 and AVX-512 pack float weights into f32-lane panels.
 bool TargetPacks(DType dtype) {
-  return (dtype == DType::kQ8_0 || dtype == DType::kQ4_0 || dtype == DType::kQ4_1) &&
-         std::string(ActiveTargetName()) == "AVX3_DL";
+  const std::string target = ActiveTargetName();
+  if (IsFloat(dtype)) return target == "AVX2" || target == "AVX3" || target == "AVX3_DL";
+  return target == "AVX3_DL";
 }
 
 // A TestMatrix with its packed copy (w.m.packed stays null when this target does not pack).
@@ -48,7 +56,33 @@ using Shape = std::pair<int64_t, int64_t>;  // N, K
 // 70 rows: a partial last panel; K = 544: 17 blocks, so the panel stride is padded.
 const Shape kShapes[] = {{70, 544}, {48, 64}, {16, 2048}};
 
-TEST(PackedMatMul, EqualsStoredLayoutBitwise) {
+// y [m, n] with the packed weights equals the stored layout's bit for bit (quantized), or the
+// scalar twin within float rounding and each row computed alone bit for bit (float).
+void ExpectPackedMatches(const PackedTestMatrix& p, int64_t m, ThreadPool& pool) {
+  const int64_t n = p.w.m.rows, k = p.w.m.cols;
+  const std::vector<float> x = RandomFloats(m * k, static_cast<uint32_t>(m));
+  std::vector<float> want(m * n), got(m * n, -1.0f), alone(n), row(k);
+  MatMul(p.packed, x.data(), m, got.data(), pool);
+  if (!IsFloat(p.w.m.dtype)) {
+    MatMul(p.w.m, x.data(), m, want.data(), pool);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(got[i], want[i]) << i;
+    return;
+  }
+  scalar::MatMul(p.w.m, x.data(), m, want.data(), pool);
+  for (int64_t r = 0; r < m; ++r) {
+    MatMul(p.packed, &x[r * k], 1, alone.data(), pool);
+    for (int64_t j = 0; j < n; ++j) {
+      ASSERT_EQ(got[r * n + j], alone[j]) << "y[" << r << ", " << j << "] vs its row alone";
+      scalar::DequantizeRow(p.w.m, j, row.data());
+      double l1 = 0.0;
+      for (int64_t i = 0; i < k; ++i) l1 += std::fabs(x[r * k + i] * row[i]);
+      ASSERT_TRUE(Near(got[r * n + j], want[r * n + j], 1e-5, 2e-6 * l1))
+          << "y[" << r << ", " << j << "]";
+    }
+  }
+}
+
+TEST(PackedMatMul, MatchesStoredLayoutForEveryM) {
   ThreadPool pool1({}, /*pin=*/false), pool2({0, 1}, /*pin=*/false);
   ForEachTarget([&] {
     for (DType dtype : testing::AllMatMulTypes()) {
@@ -61,12 +95,26 @@ TEST(PackedMatMul, EqualsStoredLayoutBitwise) {
             SCOPED_TRACE(std::string(GetDTypeInfo(dtype).name) + " N=" + std::to_string(n) +
                          " K=" + std::to_string(k) + " m=" + std::to_string(m) +
                          " threads=" + std::to_string(pool->size()));
-            const std::vector<float> x = RandomFloats(m * k, static_cast<uint32_t>(m));
-            std::vector<float> want(m * n), got(m * n, -1.0f);
-            MatMul(p.w.m, x.data(), m, want.data(), *pool);
-            MatMul(p.packed, x.data(), m, got.data(), *pool);
-            for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(got[i], want[i]) << i;
+            ExpectPackedMatches(p, m, *pool);
           }
+        }
+      }
+    }
+  });
+}
+
+// Float panels hold K in steps (bf16: pairs); odd and tiny K leave a half-filled last step.
+TEST(PackedMatMul, FloatPanelsWithOddK) {
+  ThreadPool pool2({0, 1}, /*pin=*/false);
+  ForEachTarget([&] {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (int64_t k : {1, 7, 33, 100}) {
+        const PackedTestMatrix p(dtype, 37, k, static_cast<uint32_t>(k));
+        if (p.packed.packed == nullptr) continue;
+        for (int64_t m : {1, 6}) {
+          SCOPED_TRACE(std::string(GetDTypeInfo(dtype).name) + " K=" + std::to_string(k) +
+                       " m=" + std::to_string(m));
+          ExpectPackedMatches(p, m, pool2);
         }
       }
     }
@@ -98,12 +146,40 @@ TEST(PackedMatMul, SizeIsWholePanelsOfTheStoredRows) {
   });
 }
 
+// MatMulMulti hands each worker one range of the concatenated rows: with 19 rows in the first
+// matrix, the second one's ranges start inside a panel.
+TEST(PackedMatMul, MultiRangesStartingInsideAPanel) {
+  ThreadPool pool({0, 1}, /*pin=*/false);
+  ForEachTarget([&] {
+    for (DType dtype : {DType::kBF16, DType::kF16, DType::kQ8_0}) {
+      const PackedTestMatrix a(dtype, 19, 64, 1), b(dtype, 45, 64, 2);
+      for (int64_t m : {1, 5}) {
+        const std::vector<float> x = RandomFloats(m * 64, 3);
+        std::vector<float> ya(m * 19), yb(m * 45), want_a(m * 19), want_b(m * 45);
+        const MatMulOutput outs[] = {{&a.packed, ya.data()}, {&b.packed, yb.data()}};
+        MatMulMulti(outs, x.data(), m, pool);
+        MatMul(a.packed, x.data(), m, want_a.data(), pool);
+        MatMul(b.packed, x.data(), m, want_b.data(), pool);
+        EXPECT_EQ(ya, want_a) << GetDTypeInfo(dtype).name;
+        EXPECT_EQ(yb, want_b) << GetDTypeInfo(dtype).name;
+      }
+    }
+  });
+}
+
+TEST(PackedMatMul, FloatSizeIsWholePanelsOfSteps) {
+  ForEachTarget([&] {
+    const TestMatrix w(DType::kBF16, 70, 101, 5);  // 51 steps of bf16 pairs
+    const uint64_t bytes = PackedMatrixBytes(w.m);
+    if (bytes == 0) return;
+    const uint64_t lanes = std::string(ActiveTargetName()) == "AVX2" ? 8 : 16;
+    const uint64_t panels = (70 + lanes - 1) / lanes;
+    EXPECT_EQ(bytes, panels * ((51 * lanes * 4 + 63) / 64 * 64));
+  });
+}
+
 TEST(PackedMatMul, UnpackableWeightsAreRejected) {
   ForEachTarget([&] {
-    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-      const TestMatrix w(dtype, 16, 64, 7);
-      EXPECT_EQ(PackedMatrixBytes(w.m), 0u);
-    }
     // K-quants have kernels of their own, which read the stored layout.
     const uint64_t row_bytes = *BytesForElements(DType::kQ4_K, 256);
     std::vector<uint8_t> bytes(16 * row_bytes), dst(64 * 1024);
