@@ -1,7 +1,7 @@
 // A fixed pool of compute threads pinned to a core set, used inside forward() with a static
 // work split. The calling thread takes part as worker 0, so a pool of N cores starts N-1 threads.
 // Waiting is bounded spinning, then a futex: workers spin kSpin between jobs (a decode step
-// issues hundreds of small parallel ops, and a wake-up costs several microseconds), then sleep,
+// issues hundreds of small parallel ops, and a wake-up costs tens of microseconds), then sleep,
 // so an idle server does not burn its cores. The caller waiting for the last worker spins the
 // same short time and then sleeps too: when the pool shares cores with other processes, an
 // unbounded spin would keep a descheduled worker from running (the 3.5x slow-down of issue #6).
@@ -66,7 +66,10 @@ class ThreadPool {
   std::thread::id pinned_caller_;
   std::vector<std::thread> threads_;
   // Spin budget before a futex wait (workers between jobs; the caller waiting for workers).
-  static constexpr std::chrono::microseconds kSpin{30};
+  // On a KVM guest a futex wake costs tens of microseconds, and the two halves of a decode
+  // MatMul finish up to ~100 us apart when memory is shared with neighbours: 30 us cost 7-8%
+  // of Qwen2.5-0.5B decode against 250 us (1 ms measured the same as 250 us).
+  static constexpr std::chrono::microseconds kSpin{250};
 
   const std::function<void(int, int)>* job_ = nullptr;
   std::atomic<uint32_t> epoch_{0};    // bumped per job; futex word for sleeping workers
