@@ -201,30 +201,36 @@ HWY_INLINE __m512 HalfsToFloats(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// R rows of x against a panel in the panel layout (packed at load or per call).
-// prefetch > 0 (decode from memory): prefetches the panel's byte stream that far ahead.
-template <DType T, int R>
+// R rows of x against P consecutive panels (`stride` apart) in the panel layout (packed at load
+// or per call); cols masks the output columns of each panel.
+// prefetch > 0 (decode from memory): prefetches each panel's byte stream that far ahead.
+template <DType T, int R, int P = 1>
 HWY_INLINE void PanelTile(const uint8_t* panel, const TileActs& x, float* y, int64_t y_stride,
-                          __mmask16 cols, int64_t prefetch = 0) {
+                          __mmask16 cols, int64_t prefetch = 0, int64_t stride = 0) {
   constexpr int64_t kStep = kPanelQuantBytes<T> + kPanelScaleBytes<T>;
-  const uint8_t* scales = panel + x.nb * kPanelQuantBytes<T>;
-  __m512 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  for (int64_t b = 0; b < x.nb; ++b) {
-    if (prefetch > 0) {
-      const uint8_t* f = panel + b * kStep + prefetch;
-      for (int64_t i = 0; i < kStep; i += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(f + i), _MM_HINT_T0);
-      }
-    }
-    const uint8_t* qb = panel + b * kPanelQuantBytes<T>;
-    const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
-    const auto w = [&qv](int kk) { return QuantVector<T>(qv, kk); };
-    const uint8_t* sb = scales + b * kPanelScaleBytes<T>;
-    const __m512 mw = T == DType::kQ4_1 ? HalfsToFloats(sb + 32) : _mm512_setzero_ps();
-    BlockMath<T, R>(w, HalfsToFloats(sb), mw, x, b, acc);
+  __m512 acc[P][R];
+  for (int p = 0; p < P; ++p) {
+    for (int r = 0; r < R; ++r) acc[p][r] = _mm512_setzero_ps();
   }
-  StoreTile<R>(acc, y, y_stride, cols);
+  for (int64_t b = 0; b < x.nb; ++b) {
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) {
+      const uint8_t* pp = panel + p * stride;
+      if (prefetch > 0) {
+        const uint8_t* f = pp + b * kStep + prefetch;
+        for (int64_t i = 0; i < kStep; i += 64) {
+          _mm_prefetch(reinterpret_cast<const char*>(f + i), _MM_HINT_T0);
+        }
+      }
+      const uint8_t* qb = pp + b * kPanelQuantBytes<T>;
+      const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
+      const auto w = [&qv](int kk) { return QuantVector<T>(qv, kk); };
+      const uint8_t* sb = pp + x.nb * kPanelQuantBytes<T> + b * kPanelScaleBytes<T>;
+      const __m512 mw = T == DType::kQ4_1 ? HalfsToFloats(sb + 32) : _mm512_setzero_ps();
+      BlockMath<T, R>(w, HalfsToFloats(sb), mw, x, b, acc[p]);
+    }
+  }
+  for (int p = 0; p < P; ++p) StoreTile<R>(acc[p], y + p * kPanelRows, y_stride, cols);
 }
 
 // R (few) rows of x against 16 weight rows straight from the stored weights, repacked in
@@ -320,8 +326,16 @@ void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64
     // Decode: one pass over the weights, streamed from memory with prefetch.
     const int64_t ahead = a.prefetch ? kPanelPrefetchBytes : 0;
     WithFewRows(m, [&](auto r) {
-      ForEachPanel(n0, n1, [&](int64_t n, int, __mmask16 mask) {
-        PanelTile<T, decltype(r)::value>(panel(n), acts, a.y + n, n_out, mask, ahead);
+      constexpr int R = decltype(r)::value;
+      int64_t n = n0;
+      // Single rows: two panels at a time, for twice the independent work and streams.
+      if constexpr (R == 1) {
+        for (; n + 2 * kPanelRows <= n1; n += 2 * kPanelRows) {
+          PanelTile<T, 1, 2>(panel(n), acts, a.y + n, n_out, 0xFFFF, ahead, stride);
+        }
+      }
+      ForEachPanel(n, n1, [&](int64_t n, int, __mmask16 mask) {
+        PanelTile<T, R>(panel(n), acts, a.y + n, n_out, mask, ahead);
       });
     });
     return;
