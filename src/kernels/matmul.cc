@@ -129,8 +129,12 @@ HWY_EXPORT(PackMatrixT);
 
 namespace {
 
-// Output rows are handed out in multiples of this (keeps workers' ranges tile-aligned).
-constexpr int64_t kRowGrain = 16;
+// Output rows are handed out in chunks of multiples of this (keeps workers' ranges aligned to
+// the float panels' 4-panel tiles and the quantized decode's panel pairs).
+constexpr int64_t kRowGrain = 64;
+// Chunks per worker: enough to even out a worker slowed down, few enough that each chunk is a
+// long stream for the prefetchers.
+constexpr int64_t kChunksPerWorker = 4;
 // Activation rows quantized on the pool rather than on the calling thread from this many on.
 constexpr int64_t kParallelQuantizeRows = 16;
 
@@ -218,7 +222,7 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
   }
   // Output rows of all weights form one range, split over the pool in one pass.
   const auto rows = HWY_DYNAMIC_DISPATCH(MatMulRowsT);
-  SplitRange(pool, total_rows, kRowGrain, [&](int64_t n0, int64_t n1) {
+  SplitRangeDynamic(pool, total_rows, kRowGrain, kChunksPerWorker, [&](int64_t n0, int64_t n1) {
     for (int64_t i = 0; i < count; ++i) {
       const int64_t lo = std::max(n0, first_row[i]), hi = std::min(n1, first_row[i + 1]);
       if (lo < hi) rows(args[i], lo - first_row[i], hi - first_row[i]);

@@ -49,7 +49,9 @@ inline constexpr int64_t kGemmActsBytes = 512 * 1024;
 inline constexpr int64_t kPanelPrefetchBytes = 4096;
 
 // Bytes from one panel to the next: its 16 rows' bytes, rounded up to a cache line.
-HWY_INLINE int64_t PanelStride(int64_t row_bytes) { return (kPanelRows * row_bytes + 63) / 64 * 64; }
+HWY_INLINE int64_t PanelStride(int64_t row_bytes) {
+  return (kPanelRows * row_bytes + 63) / 64 * 64;
+}
 
 // Block b of a panel's 16 rows in the panel layout (see the top of the file), in registers.
 template <DType T>
@@ -115,8 +117,10 @@ HWY_INLINE void LoadRawBlock(const uint8_t* p, int64_t rb, const __m512i gather_
       x = _mm512_inserti32x4(x, ld(i + 8), 2);
       bq[i] = _mm512_inserti32x4(x, ld(i + 12), 3);
     }
-    const __m512i t0 = _mm512_unpacklo_epi32(bq[0], bq[1]), t1 = _mm512_unpackhi_epi32(bq[0], bq[1]);
-    const __m512i t2 = _mm512_unpacklo_epi32(bq[2], bq[3]), t3 = _mm512_unpackhi_epi32(bq[2], bq[3]);
+    const __m512i t0 = _mm512_unpacklo_epi32(bq[0], bq[1]),
+                  t1 = _mm512_unpackhi_epi32(bq[0], bq[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(bq[2], bq[3]),
+                  t3 = _mm512_unpackhi_epi32(bq[2], bq[3]);
     out.q[0] = _mm512_unpacklo_epi64(t0, t2);
     out.q[1] = _mm512_unpackhi_epi64(t0, t2);
     out.q[2] = _mm512_unpacklo_epi64(t1, t3);
@@ -312,8 +316,8 @@ HWY_INLINE void ForEachPanel(int64_t n0, int64_t n1, const F& tile) {
 
 // x rows per pass over the panels (the activation quants of a pass stay in L2).
 HWY_INLINE int64_t GemmPassRows(int64_t k) {
-  return std::max<int64_t>(kGemmTileRows,
-                           kGemmActsBytes / std::max<int64_t>(1, k) / kGemmTileRows * kGemmTileRows);
+  return std::max<int64_t>(
+      kGemmTileRows, kGemmActsBytes / std::max<int64_t>(1, k) / kGemmTileRows * kGemmTileRows);
 }
 
 // y[:, n0:n1) from panels packed at load (a.w->packed; n0 a multiple of 16).
@@ -354,8 +358,7 @@ void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64
 // Per-thread scratch, 64-byte aligned, of at least `bytes`.
 HWY_INLINE uint8_t* AlignedScratch(std::vector<uint8_t>& v, size_t bytes) {
   if (v.size() < bytes + 64) v.resize(bytes + 64);
-  return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(v.data()) + 63) &
-                                    ~uintptr_t{63});
+  return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(v.data()) + 63) & ~uintptr_t{63});
 }
 
 // The stored rows of panel n (from weight row n), a partial last panel copied into `tail` with
@@ -402,8 +405,8 @@ void QGemmRows(const MatMulArgs& a, int64_t n0, int64_t n1) {
     WithFewRows(m, [&](auto r) {
       ForEachPanel(n0, n1, [&](int64_t n, int cols, __mmask16 mask) {
         const int64_t ahead = a.prefetch && n + 2 * kPanelRows <= n1 ? kPanelRows * rb : 0;
-        DirectTile<T, decltype(r)::value>(StoredPanelRows(*a.w, n, cols, tail_mem), rb,
-                                          gather_idx, acts, a.y + n, n_out, mask, ahead);
+        DirectTile<T, decltype(r)::value>(StoredPanelRows(*a.w, n, cols, tail_mem), rb, gather_idx,
+                                          acts, a.y + n, n_out, mask, ahead);
       });
     });
     return;
