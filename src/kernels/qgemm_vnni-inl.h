@@ -331,14 +331,14 @@ void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64
     const int64_t ahead = a.prefetch ? kPanelPrefetchBytes : 0;
     WithFewRows(m, [&](auto r) {
       constexpr int R = decltype(r)::value;
-      int64_t n = n0;
+      int64_t rest = n0;
       // Single rows: two panels at a time, for twice the independent work and streams.
       if constexpr (R == 1) {
-        for (; n + 2 * kPanelRows <= n1; n += 2 * kPanelRows) {
-          PanelTile<T, 1, 2>(panel(n), acts, a.y + n, n_out, 0xFFFF, ahead, stride);
+        for (; rest + 2 * kPanelRows <= n1; rest += 2 * kPanelRows) {
+          PanelTile<T, 1, 2>(panel(rest), acts, a.y + rest, n_out, 0xFFFF, ahead, stride);
         }
       }
-      ForEachPanel(n, n1, [&](int64_t n, int, __mmask16 mask) {
+      ForEachPanel(rest, n1, [&](int64_t n, int, __mmask16 mask) {
         PanelTile<T, R>(panel(n), acts, a.y + n, n_out, mask, ahead);
       });
     });
