@@ -26,6 +26,25 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using FloatTag = hn::ScalableTag<float>;
 
+// Runs fn(WT{}) with WT the element type of float dtype t (float, hwy::float16_t,
+// hwy::bfloat16_t); false (fn not run) for other dtypes.
+template <class F>
+HWY_INLINE bool WithFloatType(DType t, const F& fn) {
+  switch (t) {
+    case DType::kF32:
+      fn(float{});
+      return true;
+    case DType::kF16:
+      fn(hwy::float16_t{});
+      return true;
+    case DType::kBF16:
+      fn(hwy::bfloat16_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Output rows per panel (f32 lanes).
 HWY_INLINE int64_t FloatPanelRows() { return static_cast<int64_t>(hn::Lanes(FloatTag())); }
 
@@ -178,8 +197,8 @@ void FloatPanelRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) {
     const int64_t p1 = std::min(m, p0 + pass_rows);
     // Weight panels of one group stay in L2 while all x tiles of the pass sweep them.
     const int64_t group = kFloatGemmPanels * FloatPanelRows();
-    for (int64_t g0 = n0; g0 < n1; g0 = std::min(n1, (g0 / group + 1) * group)) {
-      const int64_t g1 = std::min(n1, (g0 / group + 1) * group);
+    for (int64_t g0 = n0, g1; g0 < n1; g0 = g1) {
+      g1 = std::min(n1, (g0 / group + 1) * group);
       // The first x tile brings the group in from memory: it prefetches.
       const auto ahead = [&](int64_t r) { return a.prefetch && r == p0 ? kFloatPrefetchBytes : 0; };
       int64_t r = p0;

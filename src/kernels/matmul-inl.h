@@ -120,17 +120,9 @@ void RunTiles(const Tiles& tiles, const MatMulArgs& a, int64_t n0, int64_t n1) {
 inline void MatMulRowsImpl(const MatMulArgs& a, int64_t n0, int64_t n1) {
 #if KILN_FLOAT_PANELS
   // Float weights packed at load (fpanel-inl.h).
-  if (a.w->packed != nullptr) {
-    switch (a.w->dtype) {
-      case DType::kF32:
-        return FloatPanelRowsT<float>(a, n0, n1);
-      case DType::kF16:
-        return FloatPanelRowsT<hwy::float16_t>(a, n0, n1);
-      case DType::kBF16:
-        return FloatPanelRowsT<hwy::bfloat16_t>(a, n0, n1);
-      default:
-        break;
-    }
+  if (a.w->packed != nullptr &&
+      WithFloatType(a.w->dtype, [&](auto wt) { FloatPanelRowsT<decltype(wt)>(a, n0, n1); })) {
+    return;
   }
 #endif
   switch (a.w->dtype) {

@@ -57,15 +57,11 @@ void MatMulRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) { MatMulRowsImpl(a
 uint64_t PackedMatrixBytesT(const Matrix& w) {
 #if KILN_FLOAT_PANELS
   const int64_t float_panels = (w.rows + FloatPanelRows() - 1) / FloatPanelRows();
-  switch (w.dtype) {
-    case DType::kF32:
-      return static_cast<uint64_t>(float_panels * FloatPanelStride<float>(w.cols));
-    case DType::kF16:
-      return static_cast<uint64_t>(float_panels * FloatPanelStride<hwy::float16_t>(w.cols));
-    case DType::kBF16:
-      return static_cast<uint64_t>(float_panels * FloatPanelStride<hwy::bfloat16_t>(w.cols));
-    default:
-      break;
+  uint64_t float_bytes = 0;
+  if (WithFloatType(w.dtype, [&](auto wt) {
+        float_bytes = static_cast<uint64_t>(float_panels * FloatPanelStride<decltype(wt)>(w.cols));
+      })) {
+    return float_bytes;
   }
 #endif
 #if HWY_TARGET == HWY_AVX3_DL
@@ -80,16 +76,7 @@ uint64_t PackedMatrixBytesT(const Matrix& w) {
 
 void PackMatrixT(const Matrix& w, uint8_t* dst) {
 #if KILN_FLOAT_PANELS
-  switch (w.dtype) {
-    case DType::kF32:
-      return PackFloatMatrixT<float>(w, dst);
-    case DType::kF16:
-      return PackFloatMatrixT<hwy::float16_t>(w, dst);
-    case DType::kBF16:
-      return PackFloatMatrixT<hwy::bfloat16_t>(w, dst);
-    default:
-      break;
-  }
+  if (WithFloatType(w.dtype, [&](auto wt) { PackFloatMatrixT<decltype(wt)>(w, dst); })) return;
 #endif
 #if HWY_TARGET == HWY_AVX3_DL
   switch (w.dtype) {
@@ -158,6 +145,7 @@ bool QGemmEnabled() {
 }
 
 bool IsQuantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kQ4_1; }
+bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
 // Dispatch point for weight types whose MatMul lives in its own file (K-quants and q5_0/q5_1:
 // kquant.cc); every other type runs the row kernels of matmul-inl.h.
@@ -165,9 +153,8 @@ bool HasOwnMatMul(DType t) { return HasKQuantKernels(t); }
 
 void CheckMatMul(const Matrix& w, int64_t m) {
   const DTypeInfo& info = GetDTypeInfo(w.dtype);
-  KILN_CHECK(IsQuantized(w.dtype) || w.dtype == DType::kF32 || w.dtype == DType::kF16 ||
-                 w.dtype == DType::kBF16,
-             "MatMul with ", info.name, " weights is not supported yet");
+  KILN_CHECK(IsQuantized(w.dtype) || IsFloat(w.dtype), "MatMul with ", info.name,
+             " weights is not supported yet");
   KILN_CHECK(m >= 0 && w.rows >= 0 && w.cols > 0 && w.cols % info.block_elems == 0 &&
                  w.row_bytes >= BytesForElements(w.dtype, w.cols).value_or(~uint64_t{0}),
              "MatMul: bad shape m=", m, " W=[", w.rows, ", ", w.cols, "] (", info.name,
@@ -232,8 +219,8 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
 
 uint64_t PackedMatrixBytes(const Matrix& w) {
   // With the quantized row tiles (KILN_QGEMM=0) nothing reads quantized panels.
-  const bool is_float = w.dtype == DType::kF32 || w.dtype == DType::kF16 || w.dtype == DType::kBF16;
-  if (!(is_float || (IsQuantized(w.dtype) && QGemmEnabled())) || w.rows <= 0 || w.cols <= 0) {
+  if (!(IsFloat(w.dtype) || (IsQuantized(w.dtype) && QGemmEnabled())) || w.rows <= 0 ||
+      w.cols <= 0) {
     return 0;
   }
   CheckMatMul(w, 0);
