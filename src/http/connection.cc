@@ -162,7 +162,7 @@ void Connection::Dispatch() {
     on_close_ = nullptr;
   }
   Watch();
-  auto exchange = std::make_shared<Exchange>(weak_from_this(), serial);
+  auto exchange = std::make_shared<Exchange>(weak_from_this(), serial, shared_->gate);
   try {
     shared_->handler(std::move(request), exchange);
   } catch (const std::exception& e) {

@@ -14,10 +14,13 @@
 namespace kiln::http {
 
 class Connection;
+class ExchangeGate;
 
 class Exchange {
  public:
-  Exchange(std::weak_ptr<Connection> connection, uint64_t serial);
+  // `gate`: the server's (exchange_gate.h); every call goes through it.
+  Exchange(std::weak_ptr<Connection> connection, uint64_t serial,
+           std::shared_ptr<ExchangeGate> gate);
   // A handler that drops its Exchange without answering gets a 500 sent for it, so a bug can
   // never leave a client waiting forever.
   ~Exchange();
@@ -44,8 +47,13 @@ class Exchange {
   void Post(std::function<void()> task);
 
  private:
+  // fn(connection) through the gate, if the connection is still there; false if it is not.
+  template <class F>
+  bool WithConnection(const F& fn) const;
+
   std::weak_ptr<Connection> connection_;
   uint64_t serial_;
+  std::shared_ptr<ExchangeGate> gate_;
 };
 
 // Called on an I/O thread for each complete request; must not block. It answers through the

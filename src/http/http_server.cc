@@ -27,7 +27,17 @@ class HttpServer::Impl {
     shared_->handler = std::move(handler);
   }
 
-  ~Impl() { Stop(); }
+  ~Impl() {
+    Stop();
+    // No Exchange call may hold a connection past this point (exchange_gate.h); connections
+    // still registered go now, while the io_context their sockets and timers need is alive.
+    shared_->gate->Close();
+    std::unordered_map<Connection*, std::shared_ptr<Connection>> left;
+    {
+      std::lock_guard<std::mutex> lock(shared_->mu);
+      left.swap(shared_->live);
+    }
+  }
 
   void Start() {
     const ServerOptions& o = shared_->options;

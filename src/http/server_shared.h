@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "http/exchange.h"
+#include "http/exchange_gate.h"
 #include "http/server_options.h"
 
 namespace kiln::http {
@@ -17,6 +18,8 @@ struct ServerShared {
   ServerOptions options;
   Handler handler;
   std::atomic<bool> stopping{false};
+  // Closed by the server before its io_context is destroyed (exchange_gate.h).
+  std::shared_ptr<ExchangeGate> gate = std::make_shared<ExchangeGate>();
 
   // Live connections, owned here while open so that a connection between operations (handler
   // still computing, no I/O pending) stays alive; removed when it closes.

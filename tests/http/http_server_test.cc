@@ -413,6 +413,38 @@ TEST_F(HttpServerTest, StopClosesOpenConnections) {
   for (auto& ex : held) EXPECT_FALSE(ex->Write("data: late\n\n"));
 }
 
+// An engine thread keeps writing to a stream while the server is destroyed: its Exchange calls
+// must never hold the last reference to a connection past the server's io_context (ASan found
+// a use after free there when a call's reference outlived the server).
+TEST_F(HttpServerTest, DestroyedWhileAnotherThreadWrites) {
+  for (int round = 0; round < 20; ++round) {
+    Start();
+    std::promise<std::shared_ptr<Exchange>> got;
+    handler_ = [&](Request, std::shared_ptr<Exchange> ex) {
+      ex->StartStream(200, "text/event-stream", {});
+      got.set_value(ex);
+    };
+    RawClient c(port());
+    ASSERT_TRUE(c.Send(GetRequest("/s")));
+    std::shared_ptr<Exchange> ex = got.get_future().get();
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+      while (!done) {
+        ex->Write("data: x\n\n");
+        ex->closed();
+        ex->Post([] {});
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(round % 4));
+    server_.reset();
+    done = true;
+    writer.join();
+    EXPECT_FALSE(ex->Write("data: late\n\n"));
+    EXPECT_TRUE(ex->closed());
+    ex.reset();
+  }
+}
+
 long ResidentKiB() {
   std::ifstream statm("/proc/self/statm");
   long pages = 0, resident = 0;
