@@ -56,6 +56,17 @@ class HttpServerTest : public ::testing::Test {
     ex->Respond(std::move(r));
   }
 
+  // Sends GET /s from `c`; the handler starts an event stream and hands its Exchange back.
+  std::shared_ptr<Exchange> OpenEventStream(RawClient& c) {
+    auto got = std::make_shared<std::promise<std::shared_ptr<Exchange>>>();
+    handler_ = [got](Request, std::shared_ptr<Exchange> ex) {
+      ex->StartStream(200, "text/event-stream", {});
+      got->set_value(ex);
+    };
+    EXPECT_TRUE(c.Send(GetRequest("/s")));
+    return got->get_future().get();
+  }
+
   std::function<void(Request, std::shared_ptr<Exchange>)> handler_ = Echo;
   std::unique_ptr<HttpServer> server_;
 };
@@ -370,14 +381,8 @@ TEST_F(HttpServerTest, SlowReaderIsCutOffInsteadOfBufferingForever) {
   ServerOptions o;
   o.max_pending_write_bytes = 64 * 1024;
   Start(o);
-  std::promise<std::shared_ptr<Exchange>> got;
-  handler_ = [&](Request, std::shared_ptr<Exchange> ex) {
-    ex->StartStream(200, "text/event-stream", {});
-    got.set_value(ex);
-  };
   RawClient c(port());
-  ASSERT_TRUE(c.Send(GetRequest("/s")));
-  std::shared_ptr<Exchange> ex = got.get_future().get();
+  std::shared_ptr<Exchange> ex = OpenEventStream(c);
   std::string frame = "data: " + std::string(1024, 'x') + "\n\n";
   int64_t written = 0;
   bool cut = false;
@@ -419,14 +424,8 @@ TEST_F(HttpServerTest, StopClosesOpenConnections) {
 TEST_F(HttpServerTest, DestroyedWhileAnotherThreadWrites) {
   for (int round = 0; round < 20; ++round) {
     Start();
-    std::promise<std::shared_ptr<Exchange>> got;
-    handler_ = [&](Request, std::shared_ptr<Exchange> ex) {
-      ex->StartStream(200, "text/event-stream", {});
-      got.set_value(ex);
-    };
     RawClient c(port());
-    ASSERT_TRUE(c.Send(GetRequest("/s")));
-    std::shared_ptr<Exchange> ex = got.get_future().get();
+    std::shared_ptr<Exchange> ex = OpenEventStream(c);
     std::atomic<bool> done{false};
     std::thread writer([&] {
       while (!done) {
