@@ -14,13 +14,11 @@ namespace kiln::http {
 
 class ExchangeGate {
  public:
-  // Runs fn() unless the gate is closed; false if it is.
+  // Runs fn() unless the gate is closed.
   template <class F>
-  bool Run(const F& fn) {
+  void Run(const F& fn) {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    if (closed_) return false;
-    fn();
-    return true;
+    if (!closed_) fn();
   }
   // Waits for the calls in progress, then turns every later Run into a no-op.
   void Close() {
