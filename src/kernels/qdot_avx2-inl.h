@@ -27,21 +27,30 @@ HWY_INLINE float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// Scale products of blocks b..b+n-1 (n = 4, or 1 with the rest zero): lanes 2i, 2i + 1 =
-// {d_w d_x, m_w s_x} of block b + i (m_w = 0 unless q4_1). One conversion serves 4 blocks.
+// Weight scales of blocks b..b+n-1 (n = 4, or 1 with the rest zero) as f32: lanes 2i, 2i + 1 =
+// {d_w, m_w} of block b + i (m_w = 0 unless q4_1). One conversion serves 4 blocks and every x
+// row of the tile.
 template <DType T>
-HWY_INLINE __m256 ScaleProducts(const uint8_t* blk0, const float* x_ds, int n) {
+HWY_INLINE __m256 WeightScales(const uint8_t* blk0, int n) {
   constexpr int kB = kBlockBytes<T>;
   if (n == 1) {
-    const __m128i bits = _mm_cvtsi32_si128(static_cast<int>(BlockScaleBits<T>(blk0)));
-    const __m128 xds = _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x_ds)));
-    return _mm256_setr_m128(_mm_mul_ps(_mm_cvtph_ps(bits), xds), _mm_setzero_ps());
+    return _mm256_castps128_ps256(
+        _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(BlockScaleBits<T>(blk0)))));
   }
   const __m128i bits = _mm_setr_epi32(static_cast<int>(BlockScaleBits<T>(blk0)),
                                       static_cast<int>(BlockScaleBits<T>(blk0 + kB)),
                                       static_cast<int>(BlockScaleBits<T>(blk0 + 2 * kB)),
                                       static_cast<int>(BlockScaleBits<T>(blk0 + 3 * kB)));
-  return _mm256_mul_ps(_mm256_cvtph_ps(bits), _mm256_loadu_ps(x_ds));
+  return _mm256_cvtph_ps(bits);
+}
+
+// Scale products {d_w d_x, m_w s_x} per block (lanes as WeightScales) for one x row.
+HWY_INLINE __m256 ScaleProducts(__m256 w_scales, const float* x_ds, int n) {
+  if (n == 1) {
+    const __m128 xds = _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x_ds)));
+    return _mm256_setr_m128(_mm_mul_ps(_mm256_castps256_ps128(w_scales), xds), _mm_setzero_ps());
+  }
+  return _mm256_mul_ps(w_scales, _mm256_loadu_ps(x_ds));
 }
 
 // acc[r] += partial sums of block b against row r of x, scaled by lane 2 * slot of prod[r].
@@ -49,19 +58,25 @@ template <DType T, int R>
 HWY_INLINE void BlockStep(const uint8_t* blk, const ActsView& x, int64_t b, const __m256 (&prod)[R],
                           int slot, __m256 (&acc)[R]) {
   const uint8_t* qs = blk + kQuantsOffset<T>;
-  const __m256i wq = T == DType::kQ8_0 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs))
-                                       : ExpandNibbles(qs);
-  // q8_0 weights are signed: multiply |w| by x carrying w's sign.
-  const __m256i wu = T == DType::kQ8_0 ? _mm256_sign_epi8(wq, wq) : wq;
+  // q8_0 and q4_0 weights are signed (q4_0: n - 8, once per block rather than a correction
+  // of -8 sum(q) per x row, which costs a scalar load and a move to a vector register each):
+  // multiply |w| by x carrying w's sign (x quants are in [-127, 127], so the sign flip cannot
+  // overflow). q4_1's nibbles are unsigned as they are.
+  constexpr bool kSigned = T != DType::kQ4_1;
+  __m256i wq;
+  if constexpr (T == DType::kQ8_0) {
+    wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
+  } else if constexpr (T == DType::kQ4_0) {
+    wq = _mm256_sub_epi8(ExpandNibbles(qs), _mm256_set1_epi8(8));
+  } else {
+    wq = ExpandNibbles(qs);
+  }
+  const __m256i wu = kSigned ? _mm256_sign_epi8(wq, wq) : wq;
   const __m256i idx = _mm256_set1_epi32(2 * slot);
-  const int64_t nb = x.blocks();
   for (int r = 0; r < R; ++r) {
     __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + r * x.k + b * kQBlock));
-    if (T == DType::kQ8_0) xq = _mm256_sign_epi8(xq, wq);
-    __m256i p = DotU8I8(wu, xq);
-    if (T == DType::kQ4_0) {  // sum((n - 8) q) = sum(n q) - 8 sum(q)
-      p = _mm256_sub_epi32(p, _mm256_setr_epi32(8 * x.sums[r * nb + b], 0, 0, 0, 0, 0, 0, 0));
-    }
+    if (kSigned) xq = _mm256_sign_epi8(xq, wq);
+    const __m256i p = DotU8I8(wu, xq);
     const __m256 scale = _mm256_permutevar8x32_ps(prod[r], idx);
     acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), scale, acc[r]);
   }
@@ -72,9 +87,10 @@ template <DType T, int R, int U>
 HWY_INLINE void BlockGroup(const uint8_t* w_row, const ActsView& x, int64_t b, int n,
                            __m256 (&acc)[U][R], __m256 (&ms)[R]) {
   const uint8_t* blk = w_row + b * kBlockBytes<T>;
+  const __m256 w_scales = WeightScales<T>(blk, n);
   __m256 prod[R];
   for (int r = 0; r < R; ++r) {
-    prod[r] = ScaleProducts<T>(blk, x.ds + 2 * (r * x.blocks() + b), n);
+    prod[r] = ScaleProducts(w_scales, x.ds + 2 * (r * x.blocks() + b), n);
     if (T == DType::kQ4_1) ms[r] = _mm256_add_ps(ms[r], prod[r]);
   }
   for (int i = 0; i < n; ++i) {
@@ -83,13 +99,15 @@ HWY_INLINE void BlockGroup(const uint8_t* w_row, const ActsView& x, int64_t b, i
 }
 
 // Every row sums its blocks in U = 2 alternating chains whatever R is, so its result does not
-// depend on the rows sharing the tile (batch invariance); R > 2 runs as tiles of at most 2 rows
-// to keep the 2 x R accumulators in registers.
+// depend on the rows sharing the tile (batch invariance). Up to 4 rows share each expanded
+// weight block (q4_1, which also keeps R m_w s_x sums, up to 2): more rows run as several
+// tiles, to keep the accumulators in the 16 registers.
 template <DType T, int R>
 HWY_INLINE void QDotTile(const uint8_t* w_row, const ActsView& x, float* y, int64_t y_stride) {
-  if constexpr (R > 2) {
-    QDotTile<T, 2>(w_row, x, y, y_stride);
-    QDotTile<T, R - 2>(w_row, x.Row(2), y + 2 * y_stride, y_stride);
+  constexpr int kMaxRows = T == DType::kQ4_1 ? 2 : 4;
+  if constexpr (R > kMaxRows) {
+    QDotTile<T, kMaxRows>(w_row, x, y, y_stride);
+    QDotTile<T, R - kMaxRows>(w_row, x.Row(kMaxRows), y + kMaxRows * y_stride, y_stride);
     return;
   }
   constexpr int U = 2;
