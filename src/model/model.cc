@@ -31,7 +31,6 @@ std::unique_ptr<Model> Model::Load(const std::string& path) {
     m->weights_ = BindWeights(*m->source_, m->config_, NameScheme::kGguf);
   }
   m->packed_weights_ = PackWeights(m->weights_);
-  m->read_ahead_ = ReadAheadPlan(m->weights_);
   const auto& factors = m->weights_.rope_freq_factors;
   m->rope_inv_freq_ = ComputeRopeInvFreq(m->config_, factors.empty() ? nullptr : &factors);
   return m;
@@ -92,7 +91,7 @@ void Model::Forward(const Batch& batch, PagedKvCache& kv, ThreadPool& pool, floa
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
     AttentionBlock(w, l, batch, kv, pool);
-    MlpBlock(w, l, n, pool);
+    MlpBlock(w, n, pool);
   }
   // Final norm of the rows that need logits, gathered into h [S, D]; LM head -> [S, V].
   const float eps = static_cast<float>(c.rms_norm_eps);
@@ -103,7 +102,6 @@ void Model::Forward(const Batch& batch, PagedKvCache& kv, ThreadPool& pool, floa
     kernels::RmsNorm(&s_.x[t * d], weights_.final_norm.data(), d, eps, &s_.h[rows * d]);
     ++rows;
   }
-  read_ahead_.Next(pool, c.num_layers, ReadAheadPlan::kQkv);
   if (rows > 0) kernels::MatMul(weights_.lm_head, s_.h.data(), rows, logits, pool);
 }
 
@@ -172,7 +170,6 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
   // q [T, H*hd], k [T, KV*hd], v [T, KV*hd] in one parallel pass
   const kernels::MatMulOutput qkv[] = {
       {&w.wq, s_.q.data()}, {&w.wk, s_.k.data()}, {&w.wv, s_.v.data()}};
-  read_ahead_.Next(pool, layer, ReadAheadPlan::kQkv);
   kernels::MatMulMulti(qkv, s_.h.data(), n, pool);
   const kernels::AttentionShape shape{static_cast<int>(c.num_heads),
                                       static_cast<int>(c.num_kv_heads), static_cast<int>(hd),
@@ -191,13 +188,12 @@ void Model::AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& ba
   }
   kernels::PagedAttention(s_.q.data(), s_.pos.data(), seqs, kv.View(layer, nullptr), shape,
                           s_.attn.data(), pool);
-  read_ahead_.Next(pool, layer, ReadAheadPlan::kO);
   kernels::MatMul(w.wo, s_.attn.data(), n, s_.h.data(), pool);  // [T, D]
   kernels::AddInPlace(s_.x.data(), s_.h.data(), n * d);
 }
 
 // x += down(silu(gate(h)) * up(h)), h = ffn_norm(x).
-void Model::MlpBlock(const LayerWeights& w, int64_t layer, int64_t n, ThreadPool& pool) {
+void Model::MlpBlock(const LayerWeights& w, int64_t n, ThreadPool& pool) {
   const ModelConfig& c = config_;
   const int64_t d = c.hidden_size, f = c.intermediate_size;
   const float eps = static_cast<float>(c.rms_norm_eps);
@@ -206,10 +202,8 @@ void Model::MlpBlock(const LayerWeights& w, int64_t layer, int64_t n, ThreadPool
   }
   // gate [T, F], up [T, F] in one parallel pass
   const kernels::MatMulOutput gate_up[] = {{&w.w_gate, s_.gate.data()}, {&w.w_up, s_.up.data()}};
-  read_ahead_.Next(pool, layer, ReadAheadPlan::kGateUp);
   kernels::MatMulMulti(gate_up, s_.h.data(), n, pool);
   kernels::SiluMul(s_.gate.data(), s_.up.data(), n * f, s_.gate.data());
-  read_ahead_.Next(pool, layer, ReadAheadPlan::kDown);
   kernels::MatMul(w.w_down, s_.gate.data(), n, s_.h.data(), pool);  // [T, D]
   kernels::AddInPlace(s_.x.data(), s_.h.data(), n * d);
 }

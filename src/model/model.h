@@ -12,7 +12,6 @@
 #include "model/config.h"
 #include "model/batch.h"
 #include "model/paged_kv_cache.h"
-#include "model/read_ahead.h"
 #include "model/weights.h"
 #include "util/huge_buffer.h"
 #include "util/thread_pool.h"
@@ -52,7 +51,7 @@ class Model {
   void AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& kv,
                       ThreadPool& pool);
   void QkvPostprocess(const LayerWeights& w, int64_t t);
-  void MlpBlock(const LayerWeights& w, int64_t layer, int64_t n_tokens, ThreadPool& pool);
+  void MlpBlock(const LayerWeights& w, int64_t n_tokens, ThreadPool& pool);
 
   std::string path_;
   std::unique_ptr<WeightSource> source_;
@@ -60,7 +59,6 @@ class Model {
   ModelConfig config_;
   ModelWeights weights_;
   HugeBuffer packed_weights_;  // weights_' matrices repacked for the kernels (packed_weights.h)
-  ReadAheadPlan read_ahead_;   // what the pool prefetches while idle (read_ahead.h)
   std::vector<float> rope_inv_freq_;  // [hd/2]
   Scratch s_;
 };

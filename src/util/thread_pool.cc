@@ -30,17 +30,16 @@ void FutexWakeAll(std::atomic<uint32_t>& word) {
           nullptr, 0);
 }
 
-// Spins until pred() or until `budget` has passed; returns pred()'s last value. Each turn
-// runs idle() (some useful work while waiting; it returns false when it has none), or pauses.
-// The clock is read every 64 turns only (a pause is 10-150 cycles depending on the core).
-template <typename Pred, typename Idle>
-bool SpinFor(std::chrono::nanoseconds budget, Pred pred, Idle idle) {
+// Spins until pred() or until `budget` has passed; returns pred()'s last value. The clock is
+// read every 64 pauses only (a pause is 10-150 cycles depending on the core).
+template <typename Pred>
+bool SpinFor(std::chrono::nanoseconds budget, Pred pred) {
   if (budget.count() <= 0) return pred();
   const auto deadline = std::chrono::steady_clock::now() + budget;
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (pred()) return true;
-      if (!idle()) CpuRelax();
+      CpuRelax();
     }
     if (std::chrono::steady_clock::now() >= deadline) return pred();
   }
@@ -93,7 +92,7 @@ void ThreadPool::RunOnAll(const std::function<void(int, int)>& fn) {
   if (sleepers_.load() > 0) FutexWakeAll(epoch_);
   fn(0, num_workers_);
   const auto done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
-  if (!SpinFor(kSpin, done, [this] { return ReadAheadStep(); })) {
+  if (!SpinFor(kSpin, done)) {
     // A worker is late (descheduled, or sharing our core): sleep instead of burning the core
     // it may need. The last worker wakes us (see WorkerLoop).
     caller_waiting_.store(true);
@@ -101,27 +100,6 @@ void ThreadPool::RunOnAll(const std::function<void(int, int)>& fn) {
     caller_waiting_.store(false, std::memory_order_relaxed);
   }
   job_ = nullptr;
-}
-
-void ThreadPool::ReadAheadWhileIdle(const void* p, uint64_t bytes) {
-  const auto begin = reinterpret_cast<uintptr_t>(p);
-  // End first, so that no waiting thread pairs the new start with the old end (a stale pairing
-  // would only prefetch a few wrong lines: harmless, prefetches never fault).
-  read_ahead_end_.store(0, std::memory_order_relaxed);
-  read_ahead_next_.store(begin, std::memory_order_relaxed);
-  read_ahead_end_.store(begin + std::min(bytes, kReadAheadMax), std::memory_order_relaxed);
-}
-
-bool ThreadPool::ReadAheadStep() {
-  const uintptr_t end = read_ahead_end_.load(std::memory_order_relaxed);
-  if (read_ahead_next_.load(std::memory_order_relaxed) >= end) return false;
-  uintptr_t p = read_ahead_next_.fetch_add(kReadAheadStep, std::memory_order_relaxed);
-  if (p >= end) return false;
-  const uintptr_t stop = std::min<uintptr_t>(p + kReadAheadStep, end);
-  // Into L2 (locality 2: prefetcht1): the job that reads it may run on either core, and L1
-  // is too small to hold a piece until then.
-  for (; p < stop; p += 64) __builtin_prefetch(reinterpret_cast<const void*>(p), 0, 2);
-  return true;
 }
 
 void ThreadPool::WorkerLoop(int worker) {
@@ -132,7 +110,7 @@ void ThreadPool::WorkerLoop(int worker) {
       now = epoch_.load();  // seq_cst: pairs with RunOnAll's epoch bump / sleepers_ check
       return now != seen;
     };
-    if (!SpinFor(kSpin, changed, [this] { return ReadAheadStep(); })) {
+    if (!SpinFor(kSpin, changed)) {
       sleepers_.fetch_add(1);
       while (!changed()) FutexWait(epoch_, seen);
       sleepers_.fetch_sub(1);

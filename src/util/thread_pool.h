@@ -33,14 +33,6 @@ class ThreadPool {
   // thread at a time.
   void RunOnAll(const std::function<void(int, int)>& fn);
 
-  // Hints that [p, p + bytes) (at most kReadAheadMax of it) is read by the next parallel job:
-  // workers waiting for a job, and the caller waiting for workers, prefetch it into their
-  // caches a few KiB at a time. Decode leaves memory idle between parallel sections (serial
-  // work on the caller, the wait for the slowest worker); this lets that time fetch the next
-  // section's weights. Only prefetch instructions read the range, and they never fault, so it
-  // may be unmapped at any time. A later call replaces the range; bytes = 0 clears it.
-  void ReadAheadWhileIdle(const void* p, uint64_t bytes);
-
   // Splits [0, n) into size() contiguous chunks (aligned to `grain`) and runs
   // fn(begin, end) for each non-empty chunk.
   template <typename F>
@@ -68,8 +60,6 @@ class ThreadPool {
   void WorkerLoop(int worker);
 
   void PinCaller();
-  // Prefetches the next piece of the read-ahead range; false when none is left.
-  bool ReadAheadStep();
 
   int num_workers_;
   int caller_core_ = -1;  // -1: do not pin the calling thread
@@ -80,10 +70,6 @@ class ThreadPool {
   // MatMul finish up to ~100 us apart when memory is shared with neighbours: 30 us cost 7-8%
   // of Qwen2.5-0.5B decode against 250 us (1 ms measured the same as 250 us).
   static constexpr std::chrono::microseconds kSpin{250};
-  // Read-ahead: at most this much of a range (more would push its own start out of L2 and L3
-  // before the job reads it), in pieces of kReadAheadStep between checks for a new job.
-  static constexpr uint64_t kReadAheadMax = uint64_t{4} << 20;
-  static constexpr uint64_t kReadAheadStep = 2048;
 
   const std::function<void(int, int)>* job_ = nullptr;
   std::atomic<uint32_t> epoch_{0};    // bumped per job; futex word for sleeping workers
@@ -91,8 +77,6 @@ class ThreadPool {
   std::atomic<bool> caller_waiting_{false};
   std::atomic<bool> stop_{false};
   std::atomic<int> sleepers_{0};
-  std::atomic<uintptr_t> read_ahead_next_{0};  // next byte to prefetch; claimed by fetch_add
-  std::atomic<uintptr_t> read_ahead_end_{0};
 };
 
 // Pins the calling thread to one core; returns false if the OS refused.

@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 
 #include <atomic>
 #include <chrono>
@@ -62,32 +61,6 @@ TEST(ThreadPool, SleepingWorkersWakeForEveryJob) {
       ASSERT_EQ(runs.load(), (rep + 1) * workers);
     }
   }
-}
-
-// The read-ahead range is only prefetched, never loaded: a range that is unmapped while idle
-// threads work on it (as a freed model's weights would be) must not fault, and jobs still run.
-TEST(ThreadPool, ReadAheadOfUnmappedMemoryIsHarmless) {
-  constexpr size_t kBytes = size_t{8} << 20;
-  void* p = mmap(nullptr, kBytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(p, MAP_FAILED);
-  for (int workers : {2, 3}) {
-    ThreadPool pool(std::vector<int>(workers, 0), /*pin=*/false);
-    std::atomic<int> runs{0};
-    pool.ReadAheadWhileIdle(p, kBytes);
-    pool.RunOnAll([&](int, int) { runs.fetch_add(1); });
-    ASSERT_EQ(munmap(p, kBytes), 0);
-    pool.ReadAheadWhileIdle(p, kBytes);  // now unmapped
-    for (int rep = 0; rep < 20; ++rep) {
-      std::this_thread::sleep_for(std::chrono::microseconds(100));  // idle: read-ahead runs
-      pool.RunOnAll([&](int, int) { runs.fetch_add(1); });
-    }
-    pool.ReadAheadWhileIdle(nullptr, 0);
-    pool.RunOnAll([&](int, int) { runs.fetch_add(1); });
-    EXPECT_EQ(runs.load(), 22 * workers);
-    p = mmap(nullptr, kBytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(p, MAP_FAILED);
-  }
-  munmap(p, kBytes);
 }
 
 TEST(Half, RoundTrips) {
