@@ -1,7 +1,8 @@
 // MatMul throughput per weight dtype: decode (m = 1) as GB/s of weights streamed, prefill
 // (m = 128) as GFLOP/s, with 1 and 2 pool threads; MatMul/batch: m = 1 .. 512 on one thread
 // (CPU time, the figure that survives a shared machine). Small shapes stay in cache between
-// iterations, so their GB/s measure the kernel rather than DRAM.
+// iterations, so their GB/s measure the kernel rather than DRAM. Weights are packed as the
+// model packs them at load (PackMatrix) where this CPU packs their dtype.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -26,6 +27,7 @@ struct Setup {
   std::vector<uint8_t> weights;
   Matrix w;
   std::vector<float> x, y;
+  HugeBuffer packed;
 
   Setup(DType dtype, int64_t n, int64_t k, int64_t m) : x(m * k), y(m * n) {
     std::mt19937 rng(42);
@@ -39,6 +41,17 @@ struct Setup {
     }
     for (float& v : x) v = dist(rng);
     w = Matrix{dtype, n, k, weights.data(), row_bytes};
+  }
+
+  // The matrix as the model runs it: packed at load where this CPU packs its dtype.
+  Matrix Packed() {
+    const uint64_t bytes = PackedMatrixBytes(w);
+    if (bytes == 0) return w;
+    packed = HugeBuffer(bytes);
+    PackMatrix(w, packed.data());
+    Matrix p = w;
+    p.packed = packed.data();
+    return p;
   }
 };
 
@@ -54,8 +67,9 @@ void BM_MatMul(benchmark::State& state) {
   const int64_t n = state.range(1), k = state.range(2), m = state.range(3);
   ThreadPool pool(Cores(static_cast<int>(state.range(4))), /*pin=*/true);
   Setup s(dtype, n, k, m);
+  const Matrix w = s.Packed();
   for (auto _ : state) {
-    MatMul(s.w, s.x.data(), m, s.y.data(), pool);
+    MatMul(w, s.x.data(), m, s.y.data(), pool);
     benchmark::DoNotOptimize(s.y.data());
   }
   const double iters = static_cast<double>(state.iterations());

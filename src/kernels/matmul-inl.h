@@ -15,8 +15,18 @@
 #include "kernels/matmul.h"
 #include "kernels/qdot-inl.h"
 
+// Targets whose q8_0 / q4_0 / q4_1 MatMul runs on panels packed at load (matmul.cc reads the
+// flag too): 16-row VNNI panels on AVX3_DL, 8-row maddubs panels on AVX2. Both define
+// PackedQuantBytes, PackQuantMatrix<T> and QGemmRows<T>.
+#undef KILN_QUANT_PANELS
 #if HWY_TARGET == HWY_AVX3_DL
+#define KILN_QUANT_PANELS 1
 #include "kernels/qgemm_vnni-inl.h"
+#elif HWY_TARGET == HWY_AVX2
+#define KILN_QUANT_PANELS 1
+#include "kernels/qpanel_avx2-inl.h"
+#else
+#define KILN_QUANT_PANELS 0
 #endif
 
 // Targets with the packed float panels of fpanel-inl.h (matmul.cc reads the flag too).
@@ -135,9 +145,9 @@ inline void MatMulRowsImpl(const MatMulArgs& a, int64_t n0, int64_t n1) {
     case DType::kBF16:
       RunTiles(FloatTiles<hwy::bfloat16_t>{a}, a, n0, n1);
       break;
-#if HWY_TARGET == HWY_AVX3_DL
-    // Packed 16-row panels and VNNI register tiles, every M (qgemm_vnni-inl.h), unless
-    // KILN_QGEMM=0 asks for the row tiles below (measurement only).
+#if KILN_QUANT_PANELS
+    // Packed panels, every M (qgemm_vnni-inl.h, qpanel_avx2-inl.h), unless KILN_QGEMM=0 asks
+    // for the row tiles below (measurement only).
     case DType::kQ8_0:
       a.qgemm ? QGemmRows<DType::kQ8_0>(a, n0, n1)
               : RunTiles(QuantTiles<DType::kQ8_0>{a}, a, n0, n1);

@@ -14,6 +14,7 @@
 #include "kernels/hwy_config.h"
 #include "kernels/kquant.h"
 #include "kernels/ops.h"
+#include "kernels/panel_scratch.h"
 #include "kernels/parallel.h"
 #include "kernels/quantize.h"
 #include "kernels/scalar_ops.h"
@@ -64,10 +65,9 @@ uint64_t PackedMatrixBytesT(const Matrix& w) {
     return float_bytes;
   }
 #endif
-#if HWY_TARGET == HWY_AVX3_DL
+#if KILN_QUANT_PANELS
   if (w.dtype == DType::kQ8_0 || w.dtype == DType::kQ4_0 || w.dtype == DType::kQ4_1) {
-    const int64_t panels = (w.rows + kPanelRows - 1) / kPanelRows;
-    return static_cast<uint64_t>(panels * PanelStride(static_cast<int64_t>(w.row_bytes)));
+    return PackedQuantBytes(w);
   }
 #endif
   (void)w;
@@ -78,16 +78,16 @@ void PackMatrixT(const Matrix& w, uint8_t* dst) {
 #if KILN_FLOAT_PANELS
   if (WithFloatType(w.dtype, [&](auto wt) { PackFloatMatrixT<decltype(wt)>(w, dst); })) return;
 #endif
-#if HWY_TARGET == HWY_AVX3_DL
+#if KILN_QUANT_PANELS
   switch (w.dtype) {
     case DType::kQ8_0:
-      PackMatrixT<DType::kQ8_0>(w, dst);
+      PackQuantMatrix<DType::kQ8_0>(w, dst);
       break;
     case DType::kQ4_0:
-      PackMatrixT<DType::kQ4_0>(w, dst);
+      PackQuantMatrix<DType::kQ4_0>(w, dst);
       break;
     case DType::kQ4_1:
-      PackMatrixT<DType::kQ4_1>(w, dst);
+      PackQuantMatrix<DType::kQ4_1>(w, dst);
       break;
     default:
       break;
@@ -134,7 +134,7 @@ bool PrefetchEnabled() {
   return enabled;
 }
 
-// KILN_QGEMM=0 runs quantized weights through the row tiles instead of the AVX3_DL GEMM
+// KILN_QGEMM=0 runs quantized weights through the row tiles instead of the panels (AVX3_DL, AVX2)
 // (for before/after measurements in one binary; fixed per process, so batch invariance holds).
 bool QGemmEnabled() {
   static const bool enabled = [] {

@@ -15,7 +15,7 @@ struct MatMulArgs {
   int64_t m = 0;
   float* y = nullptr;    // [m, N]
   bool prefetch = true;  // software prefetch of weights ahead of the first x tile
-  bool qgemm = true;     // AVX3_DL quantized weights: the packed-panel GEMM (KILN_QGEMM=0: off)
+  bool qgemm = true;  // quantized weights on AVX3_DL / AVX2: the panel kernels (KILN_QGEMM=0: off)
 };
 
 }  // namespace kiln::kernels

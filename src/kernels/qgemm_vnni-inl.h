@@ -12,7 +12,7 @@
 // One vpdpbusd of a weight vector with activation quants 4kk..4kk+3 of row r broadcast to all
 // lanes (signed) advances 16 dots at once, and after a block's 8 vectors each lane holds the
 // exact integer block dot of its column; the activation side needs no shuffles.
-// Where panels come from: weights packed once at load (Matrix::packed, PackMatrixT below; the
+// Where panels come from: weights packed once at load (Matrix::packed, PackQuantMatrix below; the
 // model does this for every quantized matrix), else repacked per call from the stored GGUF
 // layout (a 16 x 8 dword transpose): M > kDirectMaxRows packs each panel into a per-thread
 // buffer and runs 8-row register tiles over it; M <= kDirectMaxRows (decode) uses the repacked
@@ -51,6 +51,12 @@ inline constexpr int64_t kPanelPrefetchBytes = 4096;
 // Bytes from one panel to the next: its 16 rows' bytes, rounded up to a cache line.
 HWY_INLINE int64_t PanelStride(int64_t row_bytes) {
   return (kPanelRows * row_bytes + 63) / 64 * 64;
+}
+
+// Bytes of w's panels (ceil(rows / 16) panels).
+HWY_INLINE uint64_t PackedQuantBytes(const Matrix& w) {
+  const int64_t panels = (w.rows + kPanelRows - 1) / kPanelRows;
+  return static_cast<uint64_t>(panels * PanelStride(static_cast<int64_t>(w.row_bytes)));
 }
 
 // Block b of a panel's 16 rows in the panel layout (see the top of the file), in registers.
@@ -286,25 +292,6 @@ HWY_INLINE void PanelTiles(const uint8_t* panel, const TileActs& x, int64_t rows
 // a panel; at M = 8 the two are within the noise of the shared machine.)
 inline constexpr int64_t kDirectMaxRows = 4;
 
-// Runs fn(integral_constant<int, R>) with R = m, for 1 <= m <= 4 (few-row tiles: decode).
-template <class F>
-HWY_INLINE void WithFewRows(int64_t m, const F& fn) {
-  switch (m) {
-    case 4:
-      fn(std::integral_constant<int, 4>());
-      break;
-    case 3:
-      fn(std::integral_constant<int, 3>());
-      break;
-    case 2:
-      fn(std::integral_constant<int, 2>());
-      break;
-    default:
-      fn(std::integral_constant<int, 1>());
-      break;
-  }
-}
-
 // Runs tile(n, cols, mask) for each panel of [n0, n1) (cols < 16 only for the last one).
 template <class F>
 HWY_INLINE void ForEachPanel(int64_t n0, int64_t n1, const F& tile) {
@@ -355,25 +342,6 @@ void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64
   }
 }
 
-// Per-thread scratch, 64-byte aligned, of at least `bytes`.
-HWY_INLINE uint8_t* AlignedScratch(std::vector<uint8_t>& v, size_t bytes) {
-  if (v.size() < bytes + 64) v.resize(bytes + 64);
-  return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(v.data()) + 63) & ~uintptr_t{63});
-}
-
-// The stored rows of panel n (from weight row n), a partial last panel copied into `tail` with
-// its rows zero-padded to 16.
-HWY_INLINE const uint8_t* StoredPanelRows(const Matrix& w, int64_t n, int cols,
-                                          std::vector<uint8_t>& tail) {
-  const int64_t rb = static_cast<int64_t>(w.row_bytes);
-  const uint8_t* src = w.data + n * rb;
-  if (cols == kPanelRows) return src;
-  uint8_t* t = AlignedScratch(tail, static_cast<size_t>(kPanelRows * rb));
-  std::memcpy(t, src, static_cast<size_t>(cols * rb));
-  std::memset(t + cols * rb, 0, static_cast<size_t>((kPanelRows - cols) * rb));
-  return t;
-}
-
 HWY_INLINE __m512i RowGatherIndex(int64_t rb) {
   alignas(64) int32_t idx[kPanelRows];
   for (int c = 0; c < kPanelRows; ++c) idx[c] = static_cast<int32_t>(c * rb);
@@ -405,8 +373,8 @@ void QGemmRows(const MatMulArgs& a, int64_t n0, int64_t n1) {
     WithFewRows(m, [&](auto r) {
       ForEachPanel(n0, n1, [&](int64_t n, int cols, __mmask16 mask) {
         const int64_t ahead = a.prefetch && n + 2 * kPanelRows <= n1 ? kPanelRows * rb : 0;
-        DirectTile<T, decltype(r)::value>(StoredPanelRows(*a.w, n, cols, tail_mem), rb, gather_idx,
-                                          acts, a.y + n, n_out, mask, ahead);
+        DirectTile<T, decltype(r)::value>(StoredPanelRows(*a.w, n, kPanelRows, cols, tail_mem), rb,
+                                          gather_idx, acts, a.y + n, n_out, mask, ahead);
       });
     });
     return;
@@ -417,7 +385,7 @@ void QGemmRows(const MatMulArgs& a, int64_t n0, int64_t n1) {
     const int64_t p1 = std::min(m, p0 + pass_rows);
     const TileActs xp{acts.xq + p0 * x.k, x.k, nb, corr + p0 * nb, acts.xds + 2 * p0 * nb};
     ForEachPanel(n0, n1, [&](int64_t n, int cols, __mmask16 mask) {
-      PackPanel<T>(StoredPanelRows(*a.w, n, cols, tail_mem), rb, nb, gather_idx, panel);
+      PackPanel<T>(StoredPanelRows(*a.w, n, kPanelRows, cols, tail_mem), rb, nb, gather_idx, panel);
       PanelTiles<T, kGemmTileRows>(panel, xp, p1 - p0, a.y + p0 * n_out + n, n_out, mask);
     });
   }
@@ -426,14 +394,14 @@ void QGemmRows(const MatMulArgs& a, int64_t n0, int64_t n1) {
 // Writes all of w's panels (ceil(rows / 16) of PanelStride(row_bytes) bytes) to dst, in the
 // panel layout, rows past the last zero (they contribute 0 and are masked off anyway).
 template <DType T>
-void PackMatrixT(const Matrix& w, uint8_t* dst) {
+void PackQuantMatrix(const Matrix& w, uint8_t* dst) {
   const int64_t rb = static_cast<int64_t>(w.row_bytes), stride = PanelStride(rb);
   const int64_t nb = w.cols / kQBlock;
   const __m512i gather_idx = RowGatherIndex(rb);
   std::vector<uint8_t> tail;
   ForEachPanel(0, w.rows, [&](int64_t n, int cols, __mmask16) {
     uint8_t* panel = dst + n / kPanelRows * stride;
-    PackPanel<T>(StoredPanelRows(w, n, cols, tail), rb, nb, gather_idx, panel);
+    PackPanel<T>(StoredPanelRows(w, n, kPanelRows, cols, tail), rb, nb, gather_idx, panel);
     std::memset(panel + kPanelRows * rb, 0, static_cast<size_t>(stride - kPanelRows * rb));
   });
 }

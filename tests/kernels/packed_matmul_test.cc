@@ -28,11 +28,12 @@ bool IsFloat(DType dtype) {
 }
 
 // Whether the active target packs `dtype`: AVX3_DL (AVX-512 VNNI) packs the quantized types
-// into VNNI panels; AVX2 and AVX-512 pack float weights into f32-lane panels.
+// into 16-row VNNI panels and AVX2 into 8-row panels; AVX2 and AVX-512 pack float weights into
+// f32-lane panels.
 bool TargetPacks(DType dtype) {
   const std::string target = ActiveTargetName();
   if (IsFloat(dtype)) return target == "AVX2" || target == "AVX3" || target == "AVX3_DL";
-  return target == "AVX3_DL";
+  return target == "AVX3_DL" || target == "AVX2";
 }
 
 // A TestMatrix with its packed copy (w.m.packed stays null when this target does not pack).
@@ -139,10 +140,12 @@ TEST(PackedMatMul, MultiWithPackedAndStoredWeights) {
 
 TEST(PackedMatMul, SizeIsWholePanelsOfTheStoredRows) {
   ForEachTarget([&] {
-    const TestMatrix w(DType::kQ4_0, 70, 544, 5);  // 5 panels of 16 rows x 306 bytes
+    const TestMatrix w(DType::kQ4_0, 70, 544, 5);  // rows of 306 bytes
     const uint64_t bytes = PackedMatrixBytes(w.m);
     if (bytes == 0) return;
-    EXPECT_EQ(bytes, 5u * ((16u * 306u + 63u) / 64u * 64u));
+    // AVX3_DL: 5 panels of 16 rows; AVX2: 9 panels of 8 rows.
+    const uint64_t rows = std::string(ActiveTargetName()) == "AVX2" ? 8 : 16;
+    EXPECT_EQ(bytes, (70 + rows - 1) / rows * ((rows * 306u + 63u) / 64u * 64u));
   });
 }
 
@@ -151,7 +154,7 @@ TEST(PackedMatMul, SizeIsWholePanelsOfTheStoredRows) {
 TEST(PackedMatMul, MultiRangesStartingInsideAPanel) {
   ThreadPool pool({0, 1}, /*pin=*/false);
   ForEachTarget([&] {
-    for (DType dtype : {DType::kBF16, DType::kF16, DType::kQ8_0}) {
+    for (DType dtype : {DType::kBF16, DType::kF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_1}) {
       const PackedTestMatrix a(dtype, 19, 64, 1), b(dtype, 45, 64, 2);
       for (int64_t m : {1, 5}) {
         const std::vector<float> x = RandomFloats(m * 64, 3);
