@@ -88,6 +88,11 @@ struct PanelActs {
   }
 };
 
+// Keeps the compiler from reassociating integer sums across this point: left alone, GCC turns
+// a q4 block's chain of int16 adds into a tree that needs all of its maddubs results live at
+// once, and the GEMM tile then spills to the stack (q8_0's int32 chains do better as trees).
+HWY_INLINE void KeepOrder(__m256i& v) { asm("" : "+x"(v)); }
+
 HWY_INLINE __m256i Broadcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -111,7 +116,9 @@ HWY_INLINE void BlockDots(const uint8_t* blk, const PanelActs& x, int64_t b, __m
       }
     }
   } else {
-    // Low and high nibbles sum in separate int16 chains (shorter dependencies), added at the end.
+    // With few rows, low and high nibbles sum in separate int16 chains (shorter dependencies,
+    // added at the end); more rows keep one chain each, to stay within 16 registers.
+    constexpr bool kSplit = R <= 2;
     const __m256i nib = _mm256_set1_epi8(0x0F);
     __m256i lo_sum[R], hi_sum[R];
     for (int d = 0; d < 4; ++d) {
@@ -122,12 +129,21 @@ HWY_INLINE void BlockDots(const uint8_t* blk, const PanelActs& x, int64_t b, __m
         const int8_t* xb = x.xq + r * x.k + b * kQBlock;
         const __m256i pl = _mm256_maddubs_epi16(lo, Broadcast4(xb + 4 * d));
         const __m256i ph = _mm256_maddubs_epi16(hi, Broadcast4(xb + 16 + 4 * d));
-        lo_sum[r] = d == 0 ? pl : _mm256_add_epi16(lo_sum[r], pl);
-        hi_sum[r] = d == 0 ? ph : _mm256_add_epi16(hi_sum[r], ph);
+        if constexpr (kSplit) {
+          lo_sum[r] = d == 0 ? pl : _mm256_add_epi16(lo_sum[r], pl);
+          hi_sum[r] = d == 0 ? ph : _mm256_add_epi16(hi_sum[r], ph);
+          KeepOrder(lo_sum[r]);
+          KeepOrder(hi_sum[r]);
+        } else {
+          const __m256i both = _mm256_add_epi16(pl, ph);
+          lo_sum[r] = d == 0 ? both : _mm256_add_epi16(lo_sum[r], both);
+          KeepOrder(lo_sum[r]);
+        }
       }
     }
     for (int r = 0; r < R; ++r) {
-      dots[r] = _mm256_madd_epi16(_mm256_add_epi16(lo_sum[r], hi_sum[r]), ones);
+      const __m256i sum = kSplit ? _mm256_add_epi16(lo_sum[r], hi_sum[r]) : lo_sum[r];
+      dots[r] = _mm256_madd_epi16(sum, ones);
       if constexpr (T == DType::kQ4_0) {
         dots[r] = _mm256_add_epi32(dots[r], _mm256_set1_epi32(x.corr[r * x.nb + b]));
       }
