@@ -11,7 +11,7 @@ n_seq_max = B); the figure is B * N / time. Use a short prompt there (--batch-pr
 
 usage: compare_llamacpp.py MODEL.gguf [MODEL.gguf ...] [--threads 2] [--prompt 512]
        [--decode 128] [--reps 3] [--batch 4,16] [--batch-prompt 64] [--batch-decode 32]
-       [--kiln-bench build/bench/model_bench]
+       [--kv-cache-dtype f32|bf16] [--kiln-bench build/bench/model_bench]
 """
 import argparse
 import json
@@ -29,7 +29,7 @@ def kiln_run(bench, model, args, batch=1, prompt=None, decode=None):
     out = subprocess.run(
         [bench, model, "--prompt", str(prompt or args.prompt),
          "--decode", str(decode or args.decode), "--reps", str(args.reps), "--cores", cores,
-         "--batch", str(batch)],
+         "--batch", str(batch), "--kv-cache-dtype", args.kv_cache_dtype],
         check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -122,13 +122,15 @@ def main():
     p.add_argument("--batch-prompt", type=int, default=64)
     p.add_argument("--batch-decode", type=int, default=32)
     p.add_argument("--no-single", action="store_true", help="only the batched table")
+    p.add_argument("--kv-cache-dtype", default="f32", choices=["f32", "bf16"],
+                   help="Kiln's KV cache (llama.cpp keeps its default, f16)")
     here = os.path.dirname(os.path.abspath(__file__))
     p.add_argument("--kiln-bench", default=os.path.join(here, "..", "build", "bench",
                                                         "model_bench"))
     args = p.parse_args()
     import llama_cpp
     print(f"threads={args.threads} prompt={args.prompt} decode={args.decode} reps={args.reps} "
-          f"llama-cpp-python {llama_cpp.__version__} load average {os.getloadavg()[0]:.2f}\n")
+          f"kiln kv cache {args.kv_cache_dtype} llama-cpp-python {llama_cpp.__version__} load average {os.getloadavg()[0]:.2f}\n")
     if not args.no_single:
         rows = []
         for model in args.models:

@@ -1,6 +1,7 @@
 // Single-stream prefill and decode speed of one model file, the way llama-bench measures it:
 // prefill = one forward over P prompt tokens; decode = N forwards of one token each.
 // Usage: model_bench MODEL [--prompt P] [--decode N] [--reps R] [--cores 0-1] [--batch B]
+//                    [--kv-cache-dtype f32|bf16]
 // Prints one JSON line per model with the median tok/s over R repetitions. --batch B (> 1)
 // measures batched decode instead: B sequences, each prefilled with the same P-token prompt,
 // then N steps that decode one token of every sequence in one forward (continuous batching's
@@ -9,12 +10,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/ops.h"
 #include "model/model.h"
+#include "model/paged_kv_cache.h"
 #include "util/core_set.h"
 #include "util/error.h"
 
@@ -35,18 +38,30 @@ struct Args {
   std::string model;
   int prompt = 512, decode = 128, reps = 3, batch = 1;
   std::string cores;
+  kiln::DType kv_dtype = kiln::DType::kF32;
 };
 
 Args Parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     auto next = [&] { return i + 1 < argc ? argv[++i] : ""; };
-    if (!std::strcmp(argv[i], "--prompt")) a.prompt = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--decode")) a.decode = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--reps")) a.reps = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--cores")) a.cores = next();
-    else if (!std::strcmp(argv[i], "--batch")) a.batch = std::max(1, std::atoi(next()));
-    else a.model = argv[i];
+    if (!std::strcmp(argv[i], "--prompt"))
+      a.prompt = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--decode"))
+      a.decode = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--reps"))
+      a.reps = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--cores"))
+      a.cores = next();
+    else if (!std::strcmp(argv[i], "--batch"))
+      a.batch = std::max(1, std::atoi(next()));
+    else if (!std::strcmp(argv[i], "--kv-cache-dtype")) {
+      const char* name = next();
+      const std::optional<kiln::DType> t = kiln::ParseKvCacheDType(name);
+      KILN_CHECK(t.has_value(), "--kv-cache-dtype must be f32 or bf16, not '", name, "'");
+      a.kv_dtype = *t;
+    } else
+      a.model = argv[i];
   }
   return a;
 }
@@ -61,7 +76,7 @@ void BenchBatched(kiln::Model& model, const std::vector<int32_t>& prompt, const 
                   kiln::ThreadPool& pool, double* prefill_tok_s, double* decode_tok_s) {
   const auto& c = model.config();
   const int64_t b_count = a.batch, vocab = c.vocab_size;
-  kiln::PagedKvCache kv(c, b_count, a.prompt + a.decode + 1);
+  kiln::PagedKvCache kv(c, b_count, a.prompt + a.decode + 1, a.kv_dtype);
   std::vector<float> logits(b_count * vocab);
   std::vector<double> prefill, decode;
   for (int r = 0; r < a.reps + 1; ++r) {
@@ -98,7 +113,10 @@ void BenchBatched(kiln::Model& model, const std::vector<int32_t>& prompt, const 
 int main(int argc, char** argv) try {
   Args a = Parse(argc, argv);
   if (a.model.empty()) {
-    std::fprintf(stderr, "usage: model_bench MODEL [--prompt P] [--decode N] [--reps R]\n");
+    std::fprintf(
+        stderr,
+        "usage: model_bench MODEL [--prompt P] [--decode N] [--reps R] [--cores C] [--batch B] "
+        "[--kv-cache-dtype f32|bf16]\n");
     return 2;
   }
   auto model = kiln::Model::Load(a.model);
@@ -112,7 +130,7 @@ int main(int argc, char** argv) try {
   if (a.batch > 1) {
     BenchBatched(*model, prompt, a, pool, &prefill_tok_s, &decode_tok_s);
   } else {
-    kiln::PagedKvCache kv(c, 1, a.prompt + a.decode + 1);
+    kiln::PagedKvCache kv(c, 1, a.prompt + a.decode + 1, a.kv_dtype);
     std::vector<float> logits(c.vocab_size);
     std::vector<double> prefill, decode;
     for (int r = 0; r < a.reps + 1; ++r) {  // first repetition warms caches and page tables
@@ -134,10 +152,10 @@ int main(int argc, char** argv) try {
   }
   std::printf(
       "{\"model\": \"%s\", \"engine\": \"kiln\", \"target\": \"%s\", \"threads\": %zu, "
-      "\"prompt\": %d, \"decode\": %d, \"batch\": %d, \"prefill_tok_s\": %.1f, "
-      "\"decode_tok_s\": %.1f}\n",
+      "\"prompt\": %d, \"decode\": %d, \"batch\": %d, \"kv_cache_dtype\": \"%s\", "
+      "\"prefill_tok_s\": %.1f, \"decode_tok_s\": %.1f}\n",
       a.model.c_str(), kiln::kernels::ActiveTargetName(), cores.size(), a.prompt, a.decode, a.batch,
-      prefill_tok_s, decode_tok_s);
+      a.kv_dtype == kiln::DType::kBF16 ? "bf16" : "f32", prefill_tok_s, decode_tok_s);
   return 0;
 } catch (const kiln::Error& e) {
   std::fprintf(stderr, "model_bench: %s\n", e.what());
