@@ -50,8 +50,8 @@ inline constexpr int kMaxMatMulOutputs = 4;
 void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, ThreadPool& pool);
 
 // Repacking at load. On AVX-512 VNNI CPUs q8_0 / q4_0 / q4_1 weights are read as 16-row panels
-// (matmul's qgemm_vnni-inl.h); packing them once at load turns decode's 16 strided row streams
-// and per-call transposes into one contiguous stream. On AVX2 and AVX-512 f32 / f16 / bf16
+// (matmul's qgemm_vnni-inl.h), on AVX2 as 8-row panels (qpanel_avx2-inl.h); packing them once
+// at load turns decode's strided row streams and per-call repacking into one contiguous stream. On AVX2 and AVX-512 f32 / f16 / bf16
 // weights are read as panels of one f32 vector's lanes of rows (fpanel-inl.h), a few long
 // streams per worker instead of short row streams. PackedMatrixBytes: bytes of w's packed
 // copy on this CPU (about w's own size), or 0 when the active target reads `data` as stored.

@@ -1,7 +1,7 @@
-// Repacks a model's quantized weight matrices once, at load, into the layout the active SIMD
-// target's matmul kernels read (kernels::PackMatrix; on AVX-512 VNNI CPUs q8_0/q4_0/q4_1 become
-// 16-row panels, so decode streams each matrix as one contiguous run instead of 16 strided
-// rows transposed on every call). The copies live in one buffer on transparent huge pages; the
+// Repacks a model's weight matrices once, at load, into the layout the active SIMD target's
+// matmul kernels read (kernels::PackMatrix; q8_0/q4_0/q4_1 become 16-row panels on AVX-512 VNNI
+// CPUs and 8-row panels on AVX2, so decode streams each matrix as one contiguous run instead of
+// strided rows; float weights become f32-lane panels on AVX2 and AVX-512). The copies live in one buffer on transparent huge pages; the
 // file mapping stays for embedding lookups. KILN_REPACK=0 skips this (for measurement).
 #pragma once
 
