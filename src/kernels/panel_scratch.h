@@ -1,6 +1,6 @@
 // Target-independent helpers of the quantized panel kernels (qgemm_vnni-inl.h on AVX3_DL,
-// qpanel_avx2-inl.h on AVX2): per-thread scratch, the stored rows of one panel, and a
-// compile-time row count for few-row tiles. An ordinary header: matmul.cc includes it above
+// qpanel_avx2-inl.h on AVX2): panel sizes, per-thread scratch, the stored rows of one panel,
+// and a compile-time row count for few-row tiles. An ordinary header: matmul.cc includes it above
 // its per-target code.
 #pragma once
 
@@ -12,6 +12,19 @@
 #include "kernels/ops.h"
 
 namespace kiln::kernels {
+
+// Bytes from one panel of `panel_rows` rows to the next: exactly those rows' stored bytes (a
+// panel only rearranges them), rounded up to a cache line.
+inline int64_t QuantPanelStride(int64_t row_bytes, int panel_rows) {
+  return (panel_rows * row_bytes + 63) / 64 * 64;
+}
+
+// Bytes of all of w's panels (ceil(rows / panel_rows) of them).
+inline uint64_t QuantPanelBytes(const Matrix& w, int panel_rows) {
+  const int64_t panels = (w.rows + panel_rows - 1) / panel_rows;
+  return static_cast<uint64_t>(panels *
+                               QuantPanelStride(static_cast<int64_t>(w.row_bytes), panel_rows));
+}
 
 // Per-thread scratch, 64-byte aligned, of at least `bytes`.
 inline uint8_t* AlignedScratch(std::vector<uint8_t>& v, size_t bytes) {

@@ -50,14 +50,10 @@ inline constexpr int64_t kPanelPrefetchBytes = 4096;
 
 // Bytes from one panel to the next: its 16 rows' bytes, rounded up to a cache line.
 HWY_INLINE int64_t PanelStride(int64_t row_bytes) {
-  return (kPanelRows * row_bytes + 63) / 64 * 64;
+  return QuantPanelStride(row_bytes, kPanelRows);
 }
 
-// Bytes of w's panels (ceil(rows / 16) panels).
-HWY_INLINE uint64_t PackedQuantBytes(const Matrix& w) {
-  const int64_t panels = (w.rows + kPanelRows - 1) / kPanelRows;
-  return static_cast<uint64_t>(panels * PanelStride(static_cast<int64_t>(w.row_bytes)));
-}
+HWY_INLINE uint64_t PackedQuantBytes(const Matrix& w) { return QuantPanelBytes(w, kPanelRows); }
 
 // Block b of a panel's 16 rows in the panel layout (see the top of the file), in registers.
 template <DType T>

@@ -46,13 +46,10 @@ inline constexpr int64_t kPanelActsBytes = 256 * 1024;
 inline constexpr int64_t kQPanelPrefetchBytes = 2048;
 
 HWY_INLINE int64_t PanelStride(int64_t row_bytes) {
-  return (kPanelRows * row_bytes + 63) / 64 * 64;
+  return QuantPanelStride(row_bytes, kPanelRows);
 }
 
-HWY_INLINE uint64_t PackedQuantBytes(const Matrix& w) {
-  const int64_t panels = (w.rows + kPanelRows - 1) / kPanelRows;
-  return static_cast<uint64_t>(panels * PanelStride(static_cast<int64_t>(w.row_bytes)));
-}
+HWY_INLINE uint64_t PackedQuantBytes(const Matrix& w) { return QuantPanelBytes(w, kPanelRows); }
 
 // Packs whole panels from 8 stored rows at `rows` (stride rb) into `panel` (the layout above).
 template <DType T>
