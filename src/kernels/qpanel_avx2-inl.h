@@ -203,7 +203,8 @@ HWY_INLINE void PanelTile(const uint8_t* panel, int64_t stride, const PanelActs&
   }
 }
 
-// All `rows` x rows against one panel whose lanes [lo, hi) are output columns y[., 0:hi-lo).
+// All `rows` x rows against one panel; y points at the panel's first column, lanes [lo, hi)
+// are stored.
 template <DType T>
 HWY_INLINE void PanelAllRows(const uint8_t* panel, const PanelActs& x, int64_t rows, float* y,
                              int64_t y_stride, int lo, int hi) {
@@ -211,14 +212,14 @@ HWY_INLINE void PanelAllRows(const uint8_t* panel, const PanelActs& x, int64_t r
   for (; r + kPanelTileRows <= rows; r += kPanelTileRows) {
     __m256 acc[1][kPanelTileRows];
     PanelTile<T, kPanelTileRows, 1>(panel, 0, x.Row(r), 0, acc);
-    StorePanel(acc[0], y + r * y_stride - lo, y_stride, lo, hi);
+    StorePanel(acc[0], y + r * y_stride, y_stride, lo, hi);
   }
   if (r == rows) return;
   WithFewRows(rows - r, [&](auto rr) {
     constexpr int R = decltype(rr)::value;
     __m256 acc[1][R];
     PanelTile<T, R, 1>(panel, 0, x.Row(r), 0, acc);
-    StorePanel(acc[0], y + r * y_stride - lo, y_stride, lo, hi);
+    StorePanel(acc[0], y + r * y_stride, y_stride, lo, hi);
   });
 }
 
@@ -261,8 +262,8 @@ void PackedPanelRows(const MatMulArgs& a, const PanelActs& x, int64_t n0, int64_
     for (int64_t n = n0 / kPanelRows * kPanelRows; n < n1; n += kPanelRows) {
       const int lo = static_cast<int>(std::max<int64_t>(0, n0 - n));
       const int hi = static_cast<int>(std::min<int64_t>(kPanelRows, n1 - n));
-      PanelAllRows<T>(a.w->packed + n / kPanelRows * stride, x.Row(p0), rows,
-                      a.y + p0 * n_out + n + lo, n_out, lo, hi);
+      PanelAllRows<T>(a.w->packed + n / kPanelRows * stride, x.Row(p0), rows, a.y + p0 * n_out + n,
+                      n_out, lo, hi);
     }
   }
 }
