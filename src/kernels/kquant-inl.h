@@ -22,9 +22,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "hwy/highway.h"
 #include "kernels/kquant.h"
+#include "kernels/panel_scratch.h"
 #include "kernels/quantize.h"
 #include "kernels/scalar_ops.h"
 #include "util/dtype.h"
@@ -533,9 +535,40 @@ HWY_INLINE void KMatMulRows(const KMatMulArgs& a, int64_t n0, int64_t n1) {
   }
 }
 
+#if HWY_TARGET == HWY_AVX2
+#define KILN_KPANELS 1
+#include "kernels/kpanel_avx2-inl.h"
+#else
+#define KILN_KPANELS 0
+#endif
+
+// Bytes of w packed for this target's kernels (0: this target reads the stored layout).
+inline uint64_t KPackedBytesImpl(const Matrix& w) {
+#if KILN_KPANELS
+  if (w.dtype == DType::kQ4_K) return KPanelBytes(w);
+#endif
+  (void)w;
+  return 0;
+}
+
+inline void KPackImpl(const Matrix& w, uint8_t* dst) {
+#if KILN_KPANELS
+  if (w.dtype == DType::kQ4_K) PackKPanelMatrix(w, dst);
+#else
+  (void)w;
+  (void)dst;
+#endif
+}
+
 inline void KMatMulRowsImpl(const KMatMulArgs& a, int64_t n0, int64_t n1) {
   switch (a.w->dtype) {
     case DType::kQ4_K:
+#if KILN_KPANELS
+      if (a.panels) {
+        KPanelMatMulRows(a, n0, n1);
+        break;
+      }
+#endif
       KMatMulRows<DType::kQ4_K>(a, n0, n1);
       break;
     case DType::kQ5_K:
@@ -554,6 +587,8 @@ inline void KMatMulRowsImpl(const KMatMulArgs& a, int64_t n0, int64_t n1) {
       break;
   }
 }
+
+#undef KILN_KPANELS
 
 }  // namespace kiln::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -9,6 +9,8 @@
 #include <new>
 
 #include "kernels/hwy_config.h"
+#include "kernels/matmul.h"
+#include "kernels/panel_scratch.h"
 #include "kernels/ops.h"
 #include "kernels/parallel.h"
 #include "kernels/quantize.h"
@@ -46,6 +48,10 @@ bool KDequantizeT(DType t, const uint8_t* src, int64_t n, float* dst) {
   return KDequantizeImpl(t, src, n, dst);
 }
 
+uint64_t KPackedBytesT(const Matrix& w) { return KPackedBytesImpl(w); }
+
+void KPackT(const Matrix& w, uint8_t* dst) { KPackImpl(w, dst); }
+
 }  // namespace kiln::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -60,6 +66,8 @@ namespace kiln::kernels {
 
 HWY_EXPORT(KMatMulRowsT);
 HWY_EXPORT(KDequantizeT);
+HWY_EXPORT(KPackedBytesT);
+HWY_EXPORT(KPackT);
 
 namespace {
 
@@ -84,18 +92,27 @@ KActsView KActsBuffer::Get(int64_t rows, int64_t k) {
   return {k, reinterpret_cast<BlockQ8_K*>(mem_.get())};
 }
 
-void KQuantMatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
+namespace {
+
+void CheckKMatMul(const Matrix& w, int64_t m) {
   const DTypeInfo& info = GetDTypeInfo(w.dtype);
   KILN_CHECK(HasKQuantKernels(w.dtype) && m >= 0 && w.rows >= 0 && w.cols > 0 &&
                  w.cols % info.block_elems == 0 &&
                  w.row_bytes >= BytesForElements(w.dtype, w.cols).value_or(~uint64_t{0}),
              "MatMul: bad shape m=", m, " W=[", w.rows, ", ", w.cols, "] (", info.name,
              ", row_bytes ", w.row_bytes, ")");
+}
+
+}  // namespace
+
+void KQuantMatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
+  CheckKMatMul(w, m);
   if (m == 0 || w.rows == 0) return;
   KMatMulArgs args;
   args.w = &w;
   args.m = m;
   args.y = y;
+  args.panels = QGemmEnabled();
   // Owned by the calling thread; workers only read them during this call.
   thread_local KActsBuffer k_buffer;
   thread_local ActsBuffer buffer;
@@ -128,6 +145,14 @@ void KQuantMatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPo
   SplitRange(pool, w.rows, kRowGrain,
              [&args, rows](int64_t n0, int64_t n1) { rows(args, n0, n1); });
 }
+
+uint64_t KQuantPackedBytes(const Matrix& w) {
+  if (!QGemmEnabled() || w.rows <= 0 || w.cols <= 0) return 0;
+  CheckKMatMul(w, 0);
+  return HWY_DYNAMIC_DISPATCH(KPackedBytesT)(w);
+}
+
+void KQuantPack(const Matrix& w, uint8_t* dst) { HWY_DYNAMIC_DISPATCH(KPackT)(w, dst); }
 
 bool KQuantDequantize(DType t, const uint8_t* src, int64_t n, float* dst) {
   if (!HasKQuantKernels(t)) return false;

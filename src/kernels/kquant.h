@@ -84,10 +84,16 @@ struct KMatMulArgs {
   ActsView acts;              // [m, K] q8_0 / q8_1 activations (q5_0 / q5_1 weights)
   int64_t m = 0;
   float* y = nullptr;  // [m, N]
+  bool panels = true;  // q4_K on AVX2: the panel kernels (KILN_QGEMM=0: the row kernels)
 };
 
 // Quantizes x [rows, k] to q8_K (see above). Exact: the same result on every target.
 void QuantizeActsQ8K(const float* x, int64_t rows, const KActsView& out);
+
+// Packed layouts of HasKQuantKernels weights for this CPU's kernels (ops.h's PackedMatrixBytes
+// and PackMatrix forward here): q4_K on AVX2 (kpanel_avx2-inl.h); 0 bytes: read as stored.
+uint64_t KQuantPackedBytes(const Matrix& w);
+void KQuantPack(const Matrix& w, uint8_t* dst);
 
 // MatMul for HasKQuantKernels weights (ops.h's MatMul forwards here). SIMD, dispatched; rows
 // split over the pool like the other types.

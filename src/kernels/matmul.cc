@@ -134,16 +134,6 @@ bool PrefetchEnabled() {
   return enabled;
 }
 
-// KILN_QGEMM=0 runs quantized weights through the row tiles instead of the panels (AVX3_DL, AVX2)
-// (for before/after measurements in one binary; fixed per process, so batch invariance holds).
-bool QGemmEnabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("KILN_QGEMM");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
-  return enabled;
-}
-
 bool IsQuantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kQ4_1; }
 bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
@@ -162,6 +152,14 @@ void CheckMatMul(const Matrix& w, int64_t m) {
 }
 
 }  // namespace
+
+bool QGemmEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("KILN_QGEMM");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return enabled;
+}
 
 void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, ThreadPool& pool) {
   const int64_t count = static_cast<int64_t>(outs.size());
@@ -218,6 +216,7 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
 }
 
 uint64_t PackedMatrixBytes(const Matrix& w) {
+  if (HasOwnMatMul(w.dtype)) return KQuantPackedBytes(w);
   // With the quantized row tiles (KILN_QGEMM=0) nothing reads quantized panels.
   if (!(IsFloat(w.dtype) || (IsQuantized(w.dtype) && QGemmEnabled())) || w.rows <= 0 ||
       w.cols <= 0) {
@@ -231,6 +230,10 @@ void PackMatrix(const Matrix& w, uint8_t* dst) {
   KILN_CHECK(PackedMatrixBytes(w) > 0, "PackMatrix: ", GetDTypeInfo(w.dtype).name,
              " weights are not packed on this CPU");
   KILN_CHECK(reinterpret_cast<uintptr_t>(dst) % 64 == 0, "PackMatrix: dst must be 64-byte aligned");
+  if (HasOwnMatMul(w.dtype)) {
+    KQuantPack(w, dst);
+    return;
+  }
   HWY_DYNAMIC_DISPATCH(PackMatrixT)(w, dst);
 }
 

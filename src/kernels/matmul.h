@@ -18,4 +18,8 @@ struct MatMulArgs {
   bool qgemm = true;  // quantized weights on AVX3_DL / AVX2: the panel kernels (KILN_QGEMM=0: off)
 };
 
+// KILN_QGEMM=0 runs quantized weights through the row kernels instead of the panels (for
+// before/after measurements in one binary; fixed per process, so batch invariance holds).
+bool QGemmEnabled();
+
 }  // namespace kiln::kernels
