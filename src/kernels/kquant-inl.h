@@ -545,7 +545,8 @@ HWY_INLINE void KMatMulRows(const KMatMulArgs& a, int64_t n0, int64_t n1) {
 // Bytes of w packed for this target's kernels (0: this target reads the stored layout).
 inline uint64_t KPackedBytesImpl(const Matrix& w) {
 #if KILN_KPANELS
-  if (w.dtype == DType::kQ4_K) return KPanelBytes(w);
+  if (w.dtype == DType::kQ4_K) return KPanelBytes<DType::kQ4_K>(w);
+  if (w.dtype == DType::kQ6_K) return KPanelBytes<DType::kQ6_K>(w);
 #endif
   (void)w;
   return 0;
@@ -553,7 +554,8 @@ inline uint64_t KPackedBytesImpl(const Matrix& w) {
 
 inline void KPackImpl(const Matrix& w, uint8_t* dst) {
 #if KILN_KPANELS
-  if (w.dtype == DType::kQ4_K) PackKPanelMatrix(w, dst);
+  if (w.dtype == DType::kQ4_K) PackKPanelMatrix<DType::kQ4_K>(w, dst);
+  if (w.dtype == DType::kQ6_K) PackKPanelMatrix<DType::kQ6_K>(w, dst);
 #else
   (void)w;
   (void)dst;
@@ -565,7 +567,7 @@ inline void KMatMulRowsImpl(const KMatMulArgs& a, int64_t n0, int64_t n1) {
     case DType::kQ4_K:
 #if KILN_KPANELS
       if (a.panels) {
-        KPanelMatMulRows(a, n0, n1);
+        KPanelMatMulRows<DType::kQ4_K>(a, n0, n1);
         break;
       }
 #endif
@@ -575,6 +577,12 @@ inline void KMatMulRowsImpl(const KMatMulArgs& a, int64_t n0, int64_t n1) {
       KMatMulRows<DType::kQ5_K>(a, n0, n1);
       break;
     case DType::kQ6_K:
+#if KILN_KPANELS
+      if (a.panels) {
+        KPanelMatMulRows<DType::kQ6_K>(a, n0, n1);
+        break;
+      }
+#endif
       KMatMulRows<DType::kQ6_K>(a, n0, n1);
       break;
     case DType::kQ5_0:

@@ -29,6 +29,8 @@
 // the same 8 int32 lanes and take the same f32 steps as llama.cpp's AVX2 vec_dot kernels, so
 // their results are bit-identical to ggml_vec_dot_q*_K_q8_K (checked against llama.cpp's
 // libggml-cpu); the scalar twins below differ from them only in the order of the f32 sums.
+// Exception: q4_K on AVX2 runs on 8-row panels (kpanel_avx2-inl.h; KILN_QGEMM=0 restores the
+// row kernel), whose exact integer super-block sums take one f32 step per super-block and row.
 //
 // q5_0 / q5_1 live here too: llama.cpp's K-quant mixes (Q4_K_M, Q5_K_M, ...) fall back to them
 // for tensors whose rows are not whole super-blocks (SmolLM2-135M's 576 columns, for one).

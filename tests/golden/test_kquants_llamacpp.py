@@ -54,8 +54,12 @@ LOGITS_REL_TOL = 0.08
 # Observed on Q6_K: Kiln's AVX2 row tiles disagreed where llama.cpp led by 0.078, its 8-row
 # panels where it led by 0.078 and 0.157, Kiln's own best logit 0.36 under llama.cpp's there.
 ARGMAX_MARGIN = 0.5
-# Greedy: as test_greedy_llamacpp.py's SmolLM2 bounds.
-TIE, LOGPROB_MAX, LOGPROB_MEDIAN = 0.5, 0.5, 0.06
+# Greedy: as test_greedy_llamacpp.py's SmolLM2 bounds, but a median |d logprob| of 0.1: with
+# dots bit-identical to llama.cpp's decode kernels (KILN_QGEMM=0) the medians were 0.006-0.039,
+# with the AVX2 q4_K / q6_K panels (exact integer super-block sums, one f32 step each; within
+# 1e-5 relative of the scalar twin in kquant_test) 0.006-0.078 ("The capital of France is" on
+# Q4_K_M), max 0.25 either way.
+TIE, LOGPROB_MAX, LOGPROB_MEDIAN = 0.5, 0.5, 0.1
 
 
 def gguf_tensor_types(path: Path) -> dict[str, str]:

@@ -213,33 +213,35 @@ TEST(KQuant, MatMulMatchesScalarOnEveryTarget) {
   });
 }
 
-// q4_K weights packed at load (AVX2 panels, kpanel_avx2-inl.h) give the stored layout's results
-// bit for bit (the stored rows are packed per call into the same panels), and each x row's
-// results do not depend on the rows batched with it. 70 rows: a partial last panel.
-TEST(KQuant, PackedQ4KMatchesStoredLayoutBitForBit) {
+// q4_K / q6_K weights packed at load (AVX2 panels, kpanel_avx2-inl.h) give the stored layout's
+// results bit for bit (the stored rows are packed per call into the same panels), and each x
+// row's results do not depend on the rows batched with it. 70 rows: a partial last panel.
+TEST(KQuant, PackedMatchesStoredLayoutBitForBit) {
   ThreadPool pool1({}, /*pin=*/false);
   ThreadPool pool2({0, 1}, /*pin=*/false);
   ForEachTarget([&] {
-    for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{70, 768}, {16, 2048}}) {
-      const KMatrix w(DType::kQ4_K, n, k, 11);
-      const uint64_t bytes = PackedMatrixBytes(w.m);
-      ASSERT_EQ(bytes > 0, std::string(ActiveTargetName()) == "AVX2");
-      if (bytes == 0) continue;
-      HugeBuffer buffer(bytes);
-      PackMatrix(w.m, buffer.data());
-      Matrix packed = w.m;
-      packed.packed = buffer.data();
-      for (int64_t m : {1, 2, 3, 4, 5, 13}) {
-        for (ThreadPool* pool : {&pool1, &pool2}) {
-          SCOPED_TRACE("N=" + std::to_string(n) + " m=" + std::to_string(m));
-          const std::vector<float> x = RandomFloats(m * k, static_cast<uint32_t>(m));
-          std::vector<float> want(m * n), got(m * n, -1.0f), alone(n);
-          MatMul(w.m, x.data(), m, want.data(), *pool);
-          MatMul(packed, x.data(), m, got.data(), *pool);
-          for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(got[i], want[i]) << i;
-          for (int64_t r = 0; r < m; ++r) {
-            MatMul(packed, &x[r * k], 1, alone.data(), *pool);
-            for (int64_t j = 0; j < n; ++j) ASSERT_EQ(got[r * n + j], alone[j]) << r << ", " << j;
+    for (DType t : {DType::kQ4_K, DType::kQ6_K}) {
+      for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{70, 768}, {16, 2048}}) {
+        const KMatrix w(t, n, k, 11);
+        const uint64_t bytes = PackedMatrixBytes(w.m);
+        ASSERT_EQ(bytes > 0, std::string(ActiveTargetName()) == "AVX2");
+        if (bytes == 0) continue;
+        HugeBuffer buffer(bytes);
+        PackMatrix(w.m, buffer.data());
+        Matrix packed = w.m;
+        packed.packed = buffer.data();
+        for (int64_t m : {1, 2, 3, 4, 5, 13}) {
+          for (ThreadPool* pool : {&pool1, &pool2}) {
+            SCOPED_TRACE(Name(t) + " N=" + std::to_string(n) + " m=" + std::to_string(m));
+            const std::vector<float> x = RandomFloats(m * k, static_cast<uint32_t>(m));
+            std::vector<float> want(m * n), got(m * n, -1.0f), alone(n);
+            MatMul(w.m, x.data(), m, want.data(), *pool);
+            MatMul(packed, x.data(), m, got.data(), *pool);
+            for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(got[i], want[i]) << i;
+            for (int64_t r = 0; r < m; ++r) {
+              MatMul(packed, &x[r * k], 1, alone.data(), *pool);
+              for (int64_t j = 0; j < n; ++j) ASSERT_EQ(got[r * n + j], alone[j]) << r << ", " << j;
+            }
           }
         }
       }

@@ -183,10 +183,11 @@ TEST(PackedMatMul, FloatSizeIsWholePanelsOfSteps) {
 
 TEST(PackedMatMul, UnpackableWeightsAreRejected) {
   ForEachTarget([&] {
-    // q6_K has row kernels only, which read the stored layout (q4_K panels: kquant_test.cc).
-    const uint64_t row_bytes = *BytesForElements(DType::kQ6_K, 256);
+    // q5_K has row kernels only, which read the stored layout (q4_K / q6_K panels:
+    // kquant_test.cc).
+    const uint64_t row_bytes = *BytesForElements(DType::kQ5_K, 256);
     std::vector<uint8_t> bytes(16 * row_bytes), dst(64 * 1024);
-    const Matrix w{DType::kQ6_K, 16, 256, bytes.data(), row_bytes};
+    const Matrix w{DType::kQ5_K, 16, 256, bytes.data(), row_bytes};
     EXPECT_EQ(PackedMatrixBytes(w), 0u);
     EXPECT_THROW(PackMatrix(w, dst.data()), Error);
   });
