@@ -19,9 +19,11 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "hwy/highway.h"
@@ -533,6 +535,53 @@ HWY_INLINE void KMatMulRows(const KMatMulArgs& a, int64_t n0, int64_t n1) {
         break;
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// q8_K activations (kquant.h), bit-identical to scalar::QuantizeActsQ8K: the same products
+// iscale * x, rounded half to even (Round, the default rounding mode), and the same first
+// element of largest magnitude (found by value once the largest magnitude is known).
+
+HWY_INLINE void QuantizeQ8KBlock(const float* xb, BlockQ8_K& b) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const size_t n = hn::Lanes(df);
+  auto vmax = hn::Zero(df);
+  auto finite = hn::Ne(vmax, hn::Set(df, 1.0f));  // all true
+  for (size_t j = 0; j < kQK_K; j += n) {
+    const auto ax = hn::Abs(hn::LoadU(df, xb + j));
+    finite = hn::And(finite, hn::Lt(ax, hn::Set(df, std::numeric_limits<float>::infinity())));
+    vmax = hn::Max(vmax, ax);
+  }
+  const float amax = hn::GetLane(hn::MaxOfLanes(df, vmax));
+  int first = 0;
+  while (first < kQK_K && std::fabs(xb[first]) != amax) ++first;
+  const float iscale = first < kQK_K ? -127.0f / xb[first] : 0.0f;
+  if (!hn::AllTrue(df, finite) || amax == 0.0f || first == kQK_K || !std::isfinite(iscale)) {
+    // NaN or infinity (Max would not skip NaN as the scalar comparisons do), all zero, or a
+    // largest magnitude so small that -127 / max overflows: the scalar twin decides.
+    const KActsView one{kQK_K, &b};
+    scalar::QuantizeActsQ8K(xb, 1, one);
+    return;
+  }
+  const auto vscale = hn::Set(df, iscale), v127 = hn::Set(df, 127.0f);
+  alignas(64) int32_t q[kQK_K];
+  for (size_t j = 0; j < kQK_K; j += n) {
+    const auto v = hn::Min(hn::Round(hn::Mul(vscale, hn::LoadU(df, xb + j))), v127);
+    hn::Store(hn::ConvertTo(di, v), di, q + j);
+  }
+  for (int j = 0; j < kQK_K; ++j) b.qs[j] = static_cast<int8_t>(q[j]);
+  for (int g = 0; g < kQK_K / 16; ++g) {
+    auto sum = hn::Zero(di);
+    for (size_t j = 0; j < 16; j += n) sum = hn::Add(sum, hn::Load(di, q + 16 * g + j));
+    b.bsums[g] = static_cast<int16_t>(hn::GetLane(hn::SumOfLanes(di, sum)));
+  }
+  b.d = 1.0f / iscale;
+}
+
+inline void QuantizeActsQ8KImpl(const float* x, int64_t rows, const KActsView& out) {
+  const int64_t blocks = rows * out.blocks_per_row();
+  for (int64_t i = 0; i < blocks; ++i) QuantizeQ8KBlock(x + i * kQK_K, out.blocks[i]);
 }
 
 #if HWY_TARGET == HWY_AVX2

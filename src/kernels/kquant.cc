@@ -4,14 +4,15 @@
 #include "kernels/kquant.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <new>
 
 #include "kernels/hwy_config.h"
 #include "kernels/matmul.h"
-#include "kernels/panel_scratch.h"
 #include "kernels/ops.h"
+#include "kernels/panel_scratch.h"
 #include "kernels/parallel.h"
 #include "kernels/quantize.h"
 #include "util/dtype.h"
@@ -48,6 +49,10 @@ bool KDequantizeT(DType t, const uint8_t* src, int64_t n, float* dst) {
   return KDequantizeImpl(t, src, n, dst);
 }
 
+void QuantizeActsQ8KT(const float* x, int64_t rows, const KActsView& out) {
+  QuantizeActsQ8KImpl(x, rows, out);
+}
+
 uint64_t KPackedBytesT(const Matrix& w) { return KPackedBytesImpl(w); }
 
 void KPackT(const Matrix& w, uint8_t* dst) { KPackImpl(w, dst); }
@@ -66,6 +71,7 @@ namespace kiln::kernels {
 
 HWY_EXPORT(KMatMulRowsT);
 HWY_EXPORT(KDequantizeT);
+HWY_EXPORT(QuantizeActsQ8KT);
 HWY_EXPORT(KPackedBytesT);
 HWY_EXPORT(KPackT);
 
@@ -105,45 +111,61 @@ void CheckKMatMul(const Matrix& w, int64_t m) {
 
 }  // namespace
 
-void KQuantMatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
-  CheckKMatMul(w, m);
-  if (m == 0 || w.rows == 0) return;
-  KMatMulArgs args;
-  args.w = &w;
-  args.m = m;
-  args.y = y;
-  args.panels = QGemmEnabled();
-  // Owned by the calling thread; workers only read them during this call.
+void QuantizeActsQ8K(const float* x, int64_t rows, const KActsView& out) {
+  HWY_DYNAMIC_DISPATCH(QuantizeActsQ8KT)(x, rows, out);
+}
+
+void KQuantMatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m,
+                       ThreadPool& pool) {
+  const int64_t count = static_cast<int64_t>(outs.size());
+  KILN_CHECK(count >= 1 && count <= kMaxMatMulOutputs, "MatMulMulti: ", count, " outputs");
+  bool any_k = false, any_q5 = false;
+  for (const MatMulOutput& o : outs) {
+    CheckKMatMul(*o.w, m);
+    KILN_CHECK(o.w->cols == outs[0].w->cols, "MatMulMulti: weights with ", o.w->cols, " and ",
+               outs[0].w->cols, " columns");
+    (IsKQuant(o.w->dtype) ? any_k : any_q5) = true;
+  }
+  const int64_t k = outs[0].w->cols;
+  // Owned by the calling thread; workers only read them during this call. Each activation type
+  // is quantized once for all outputs that read it.
   thread_local KActsBuffer k_buffer;
   thread_local ActsBuffer buffer;
-  if (IsKQuant(w.dtype)) {
-    args.kacts = k_buffer.Get(m, w.cols);
-    const KActsView acts = args.kacts;
-    const auto quantize = [x, &acts](int64_t r0, int64_t r1) {
-      KActsView out = acts;
+  const KActsView kacts = any_k ? k_buffer.Get(m, k) : KActsView{};
+  const ActsView acts = any_q5 ? buffer.Get(m, k) : ActsView{};
+  const auto quantize = [&](int64_t r0, int64_t r1) {
+    if (any_k) {
+      KActsView out = kacts;
       out.blocks = out.Row(r0);
-      QuantizeActsQ8K(x + r0 * acts.k, r1 - r0, out);
-    };
-    if (m >= kParallelQuantizeRows) {
-      SplitRange(pool, m, 1, quantize);
-    } else {
-      quantize(0, m);
+      QuantizeActsQ8K(x + r0 * k, r1 - r0, out);
     }
-  } else {  // q5_0 / q5_1: the q8_0 / q8_1 activations of quantize.h
-    args.acts = buffer.Get(m, w.cols);
-    const ActsView acts = args.acts;
-    const auto quantize = [x, &acts](int64_t r0, int64_t r1) {
-      QuantizeActs(x + r0 * acts.k, r1 - r0, acts.Row(r0));
-    };
-    if (m >= kParallelQuantizeRows) {
-      SplitRange(pool, m, 1, quantize);
-    } else {
-      quantize(0, m);
-    }
+    if (any_q5) QuantizeActs(x + r0 * k, r1 - r0, acts.Row(r0));
+  };
+  if (m >= kParallelQuantizeRows) {
+    SplitRange(pool, m, 1, quantize);
+  } else if (m > 0) {
+    quantize(0, m);
   }
+  std::array<KMatMulArgs, kMaxMatMulOutputs> args;
+  std::array<int64_t, kMaxMatMulOutputs + 1> first_row{};
+  for (int64_t i = 0; i < count; ++i) {
+    args[i] = {outs[i].w, kacts, acts, m, outs[i].y, QGemmEnabled()};
+    first_row[i + 1] = first_row[i] + outs[i].w->rows;
+  }
+  if (m == 0 || first_row[count] == 0) return;
+  // Output rows of all weights form one range, split over the pool in one pass.
   const auto rows = HWY_DYNAMIC_DISPATCH(KMatMulRowsT);
-  SplitRange(pool, w.rows, kRowGrain,
-             [&args, rows](int64_t n0, int64_t n1) { rows(args, n0, n1); });
+  SplitRange(pool, first_row[count], kRowGrain, [&](int64_t n0, int64_t n1) {
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t lo = std::max(n0, first_row[i]), hi = std::min(n1, first_row[i + 1]);
+      if (lo < hi) rows(args[i], lo - first_row[i], hi - first_row[i]);
+    }
+  });
+}
+
+void KQuantMatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool) {
+  const MatMulOutput out{&w, y};
+  KQuantMatMulMulti({&out, 1}, x, m, pool);
 }
 
 uint64_t KQuantPackedBytes(const Matrix& w) {

@@ -44,6 +44,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "kernels/ops.h"
 #include "kernels/quantize.h"
@@ -86,10 +87,11 @@ struct KMatMulArgs {
   ActsView acts;              // [m, K] q8_0 / q8_1 activations (q5_0 / q5_1 weights)
   int64_t m = 0;
   float* y = nullptr;  // [m, N]
-  bool panels = true;  // q4_K on AVX2: the panel kernels (KILN_QGEMM=0: the row kernels)
+  bool panels = true;  // q4_K / q6_K on AVX2: the panel kernels (KILN_QGEMM=0: the row kernels)
 };
 
-// Quantizes x [rows, k] to q8_K (see above). Exact: the same result on every target.
+// Quantizes x [rows, k] to q8_K (see above). SIMD, dispatched; exact: bit-identical to the
+// scalar twin on every target.
 void QuantizeActsQ8K(const float* x, int64_t rows, const KActsView& out);
 
 // Packed layouts of HasKQuantKernels weights for this CPU's kernels (ops.h's PackedMatrixBytes
@@ -100,6 +102,10 @@ void KQuantPack(const Matrix& w, uint8_t* dst);
 // MatMul for HasKQuantKernels weights (ops.h's MatMul forwards here). SIMD, dispatched; rows
 // split over the pool like the other types.
 void KQuantMatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& pool);
+// ops.h's MatMulMulti for outputs that are all HasKQuantKernels weights: x quantized once per
+// activation type (q8_K, q8_0/q8_1), all outputs' rows split over the pool in one pass.
+void KQuantMatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m,
+                       ThreadPool& pool);
 
 // dst[0, n) = n elements (whole blocks) of HasKQuantKernels blocks at src, dequantized as
 // GGML's dequantize_row_* does (bit-identical). SIMD, dispatched. False for other dtypes.

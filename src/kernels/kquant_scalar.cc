@@ -222,8 +222,4 @@ void KQuantMatMul(const Matrix& w, const float* x, int64_t m, float* y) {
 
 }  // namespace scalar
 
-void QuantizeActsQ8K(const float* x, int64_t rows, const KActsView& out) {
-  scalar::QuantizeActsQ8K(x, rows, out);
-}
-
 }  // namespace kiln::kernels

@@ -165,9 +165,14 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
   const int64_t count = static_cast<int64_t>(outs.size());
   KILN_CHECK(count >= 1 && count <= kMaxMatMulOutputs, "MatMulMulti: ", count, " outputs (1 to ",
              kMaxMatMulOutputs, " supported)");
-  // Weight types with a MatMul of their own (K-quants, kquant.h) run one matrix at a time.
-  if (std::any_of(outs.begin(), outs.end(),
-                  [](const MatMulOutput& o) { return HasOwnMatMul(o.w->dtype); })) {
+  // Weight types with a MatMul of their own (K-quants, kquant.h) run there, together when all
+  // are, else one matrix at a time.
+  const auto own = [](const MatMulOutput& o) { return HasOwnMatMul(o.w->dtype); };
+  if (std::all_of(outs.begin(), outs.end(), own)) {
+    KQuantMatMulMulti(outs, x, m, pool);
+    return;
+  }
+  if (std::any_of(outs.begin(), outs.end(), own)) {
     for (const MatMulOutput& o : outs) MatMul(*o.w, x, m, o.y, pool);
     return;
   }

@@ -4,11 +4,13 @@
 // (tests/data/kernels).
 #include "kernels/kquant.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -207,6 +209,59 @@ TEST(KQuant, MatMulMatchesScalarOnEveryTarget) {
       for (auto [n, k] : shapes) {
         for (int64_t m : {1, 2, 3, 4, 5, 17}) {
           for (ThreadPool* pool : {&pool1, &pool2}) ExpectMatMulMatchesScalar(t, n, k, m, *pool);
+        }
+      }
+    }
+  });
+}
+
+// The SIMD q8_K quantizer gives the scalar twin's blocks bit for bit on every target: random
+// rows, rows whose products land on .5 (ties to even), equal magnitudes of both signs, zero,
+// tiny (subnormal) and non-finite blocks.
+TEST(KQuant, QuantizeActsQ8KMatchesScalarOnEveryTarget) {
+  constexpr int kBlocks = 8;
+  std::vector<float> x = RandomFloats(kBlocks * 256, 9, -3.0f, 3.0f);
+  for (int j = 0; j < 256; ++j) x[256 + j] = static_cast<float>(j % 255 - 127) / 2.0f;
+  x[512 + 5] = -4.0f;
+  x[512 + 9] = 4.0f;
+  std::fill(x.begin() + 768, x.begin() + 1024, 0.0f);
+  for (int j = 0; j < 256; ++j) x[1024 + j] = static_cast<float>(j) * 1e-30f;
+  x[1280 + 3] = std::numeric_limits<float>::infinity();
+  x[1536 + 7] = std::numeric_limits<float>::quiet_NaN();
+  x[1536 + 23] = 9.0f;  // the largest magnitude, after the NaN in its SIMD lane
+  KActsBuffer want_buffer, got_buffer;
+  const KActsView want = want_buffer.Get(1, kBlocks * 256);
+  scalar::QuantizeActsQ8K(x.data(), 1, want);
+  ForEachTarget([&] {
+    const KActsView got = got_buffer.Get(1, kBlocks * 256);
+    QuantizeActsQ8K(x.data(), 1, got);
+    for (int b = 0; b < kBlocks; ++b) {
+      SCOPED_TRACE("block " + std::to_string(b));
+      const BlockQ8_K &w = want.blocks[b], &g = got.blocks[b];
+      EXPECT_EQ(0, std::memcmp(&w.d, &g.d, sizeof(float)));
+      EXPECT_EQ(0, std::memcmp(w.qs, g.qs, sizeof(w.qs)));
+      EXPECT_EQ(0, std::memcmp(w.bsums, g.bsums, sizeof(w.bsums)));
+    }
+  });
+}
+
+// MatMulMulti over K-quant weights (one quantization per activation type, one pass over the
+// pool) gives each output MatMul's bits, with q8_K and q8_0 readers mixed.
+TEST(KQuant, MatMulMultiMatchesMatMul) {
+  ThreadPool pool({0, 1}, /*pin=*/false);
+  ForEachTarget([&] {
+    const KMatrix a(DType::kQ4_K, 24, 512, 1), b(DType::kQ6_K, 8, 512, 2),
+        c(DType::kQ5_0, 40, 512, 3);
+    for (int64_t m : {1, 3, 17}) {
+      const std::vector<float> x = RandomFloats(m * 512, static_cast<uint32_t>(m));
+      std::vector<float> ya(m * 24), yb(m * 8), yc(m * 40);
+      const MatMulOutput outs[] = {{&a.m, ya.data()}, {&b.m, yb.data()}, {&c.m, yc.data()}};
+      MatMulMulti(outs, x.data(), m, pool);
+      for (const MatMulOutput& o : outs) {
+        std::vector<float> want(m * o.w->rows);
+        MatMul(*o.w, x.data(), m, want.data(), pool);
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_EQ(o.y[i], want[i]) << Name(o.w->dtype) << " m=" << m << " " << i;
         }
       }
     }
