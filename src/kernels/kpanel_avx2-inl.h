@@ -47,10 +47,21 @@ inline constexpr int kQ4KDOffset = 1152;
 inline constexpr int kQ6KHighOffset = 1024;
 inline constexpr int kQ6KScalesOffset = 1536;
 inline constexpr int kQ6KDOffset = 1664;
+// q5_0 / q5_1 offsets in a panel block.
+inline constexpr int kQ5HighOffset = 128;
+inline constexpr int kQ5DOffset = 160;
 template <DType T>
-inline constexpr int kKPanelBlockBytes = T == DType::kQ4_K ? 1184 : 1680;
-// x rows per GEMM register tile (q6_K's sub-block sums need more registers per row), and per
-// GEMM pass over the panels (their q8_K blocks stay in L2, as the q4_0 panels' activations do).
+inline constexpr bool kIsQ5 = T == DType::kQ5_0 || T == DType::kQ5_1;
+template <DType T>
+inline constexpr int kKPanelBlockBytes =
+    T == DType::kQ4_K ? 1184 : (T == DType::kQ6_K ? 1680 : (T == DType::kQ5_0 ? 176 : 192));
+// Elements per block, and stored bytes per block and row.
+template <DType T>
+inline constexpr int kKPanelBlockElems = kIsQ5<T> ? kQBlock : kQK_K;
+template <DType T>
+inline constexpr int kStoredBlockBytes = kIsQ5<T> ? (T == DType::kQ5_0 ? 22 : 24) : kKBlockBytes<T>;
+// x rows per GEMM register tile (q6_K's and q5's split sums need more registers per row), and
+// per GEMM pass over the panels (their activations stay in L2, as the q4_0 panels' do).
 template <DType T>
 inline constexpr int kKPanelTileRows = T == DType::kQ4_K ? 4 : 2;
 inline constexpr int64_t kKPanelActsBytes = 256 * 1024;
@@ -59,7 +70,7 @@ inline constexpr int64_t kKPanelPrefetchBytes = 2048;
 
 template <DType T>
 HWY_INLINE int64_t KPanelStride(int64_t cols) {
-  return (cols / kQK_K * kKPanelBlockBytes<T> + 63) / 64 * 64;
+  return (cols / kKPanelBlockElems<T> * kKPanelBlockBytes<T> + 63) / 64 * 64;
 }
 
 template <DType T>
@@ -83,8 +94,19 @@ HWY_INLINE void GatherDwords(const uint8_t* src, int64_t rb, int vectors, uint8_
 template <DType T>
 HWY_INLINE void PackKPanel(const uint8_t* rows, int64_t rb, int64_t nsb, uint8_t* panel) {
   for (int64_t b = 0; b < nsb; ++b) {
-    const uint8_t* blk = rows + b * kKBlockBytes<T>;
+    const uint8_t* blk = rows + b * kStoredBlockBytes<T>;
     uint8_t* out = panel + b * kKPanelBlockBytes<T>;
+    if constexpr (kIsQ5<T>) {
+      constexpr int kHigh = T == DType::kQ5_0 ? 2 : 4;  // qh after d (and m)
+      GatherDwords(blk + kHigh + 4, rb, 4, out);
+      GatherDwords(blk + kHigh, rb, 1, out + kQ5HighOffset);
+      for (int c = 0; c < kKPanelRows; ++c) {
+        std::memcpy(out + kQ5DOffset + 2 * c, blk + c * rb, 2);
+        if constexpr (T == DType::kQ5_1)
+          std::memcpy(out + kQ5DOffset + 16 + 2 * c, blk + c * rb + 2, 2);
+      }
+      continue;
+    }
     if constexpr (T == DType::kQ4_K) {
       GatherDwords(blk + offsetof(BlockQ4_K, qs), rb, 32, out);
     } else {
@@ -248,6 +270,65 @@ HWY_INLINE void Q6KPanelBlock(const uint8_t* blk, const BlockQ8_K* const (&x)[R]
   }
 }
 
+// Lane c, byte i of dword lane c: 0x10 where bit 4 h + i of byte `byte` of lane c is set (h = 0
+// or 1: the low or high nibble of that byte).
+HWY_INLINE __m256i Q5HighBits(__m256i qh, int byte, int h) {
+  const int k = byte;
+  const __m256i pick =
+      _mm256_setr_epi8(k, k, k, k, 4 + k, 4 + k, 4 + k, 4 + k, 8 + k, 8 + k, 8 + k, 8 + k, 12 + k,
+                       12 + k, 12 + k, 12 + k, k, k, k, k, 4 + k, 4 + k, 4 + k, 4 + k, 8 + k, 8 + k,
+                       8 + k, 8 + k, 12 + k, 12 + k, 12 + k, 12 + k);
+  const __m256i bit = _mm256_set1_epi32(h == 0 ? 0x08040201 : static_cast<int>(0x80402010u));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(qh, pick), bit), bit);
+  return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+// acc[r] += block b of x rows r0 + r (r < R) against q5_0 / q5_1 panel block `blk`:
+// I = sum(q x) (q = 0..31; low and high halves of the block each summed in int16, at most
+// 4 * 2 * 31 * 127), q5_0 then - 16 sum(x); acc = fma(f32(I), f32(d_w) d_x, acc), q5_1 then
+// acc = fma(f32(m_w), s_x, acc).
+template <DType T, int R>
+HWY_INLINE void Q5PanelBlock(const uint8_t* blk, const ActsView& x, int64_t r0, int64_t b,
+                             __m256 (&acc)[R]) {
+  const int64_t nb = x.blocks();
+  const __m256i nib = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kQ5HighOffset));
+  __m256i lo_sum[R], hi_sum[R];
+  for (int d = 0; d < 4; ++d) {
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 32 * d));
+    // Elements 4 d + i take bit 4 d + i of qh, elements 16 + 4 d + i bit 16 + 4 d + i.
+    const __m256i lo = _mm256_or_si256(_mm256_and_si256(w, nib), Q5HighBits(qh, d / 2, d % 2));
+    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(w, 4), nib),
+                                       Q5HighBits(qh, 2 + d / 2, d % 2));
+    for (int r = 0; r < R; ++r) {
+      const int8_t* xb = x.qs + ((r0 + r) * nb + b) * kQBlock;
+      const __m256i pl = _mm256_maddubs_epi16(lo, KBroadcast4(xb + 4 * d));
+      const __m256i ph = _mm256_maddubs_epi16(hi, KBroadcast4(xb + 16 + 4 * d));
+      lo_sum[r] = d == 0 ? pl : _mm256_add_epi16(lo_sum[r], pl);
+      hi_sum[r] = d == 0 ? ph : _mm256_add_epi16(hi_sum[r], ph);
+      KKeepOrder(lo_sum[r]);
+      KKeepOrder(hi_sum[r]);
+    }
+  }
+  const __m256 dw =
+      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ5DOffset)));
+  for (int r = 0; r < R; ++r) {
+    const int64_t i = (r0 + r) * nb + b;
+    __m256i dots =
+        _mm256_add_epi32(_mm256_madd_epi16(lo_sum[r], ones), _mm256_madd_epi16(hi_sum[r], ones));
+    if constexpr (T == DType::kQ5_0) {
+      dots = _mm256_add_epi32(dots, _mm256_set1_epi32(-16 * x.sums[i]));
+    }
+    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots),
+                             _mm256_mul_ps(dw, _mm256_set1_ps(x.ds[2 * i])), acc[r]);
+    if constexpr (T == DType::kQ5_1) {
+      const __m256 mw =
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ5DOffset + 16)));
+      acc[r] = _mm256_fmadd_ps(mw, _mm256_set1_ps(x.ds[2 * i + 1]), acc[r]);
+    }
+  }
+}
+
 template <DType T, int R>
 HWY_INLINE void KPanelBlock(const uint8_t* blk, const BlockQ8_K* const (&x)[R], int64_t b,
                             __m256 (&acc)[R]) {
@@ -259,24 +340,28 @@ HWY_INLINE void KPanelBlock(const uint8_t* blk, const BlockQ8_K* const (&x)[R], 
 }
 
 // y[r * y_stride + c] = lane c of acc[r] for lanes [lo, hi), x rows r < R against one panel.
-template <DType T, int R>
-HWY_INLINE void KPanelTile(const uint8_t* panel, const KActsView& x, int64_t r0, int64_t prefetch,
+template <DType T, int R, class Acts>
+HWY_INLINE void KPanelTile(const uint8_t* panel, const Acts& x, int64_t r0, int64_t prefetch,
                            float* y, int64_t y_stride, int lo, int hi) {
   const BlockQ8_K* rows[R];
   __m256 acc[R];
   for (int r = 0; r < R; ++r) {
-    rows[r] = x.Row(r0 + r);
+    if constexpr (!kIsQ5<T>) rows[r] = x.Row(r0 + r);
     acc[r] = _mm256_setzero_ps();
   }
-  const int64_t nsb = x.blocks_per_row();
-  for (int64_t b = 0; b < nsb; ++b) {
+  const int64_t blocks = x.k / kKPanelBlockElems<T>;
+  for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* blk = panel + b * kKPanelBlockBytes<T>;
     if (prefetch > 0) {
       for (int i = 0; i < kKPanelBlockBytes<T>; i += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(blk + prefetch + i), _MM_HINT_T0);
       }
     }
-    KPanelBlock<T, R>(blk, rows, b, acc);
+    if constexpr (kIsQ5<T>) {
+      Q5PanelBlock<T, R>(blk, x, r0, b, acc);
+    } else {
+      KPanelBlock<T, R>(blk, rows, b, acc);
+    }
   }
   for (int r = 0; r < R; ++r) {
     float* out = y + (r0 + r) * y_stride;
@@ -291,8 +376,8 @@ HWY_INLINE void KPanelTile(const uint8_t* panel, const KActsView& x, int64_t r0,
 }
 
 // Activation rows [r0, r1) against one panel; y points at the panel's first column.
-template <DType T>
-HWY_INLINE void KPanelRows(const uint8_t* panel, const KActsView& x, int64_t r0, int64_t r1,
+template <DType T, class Acts>
+HWY_INLINE void KPanelRows(const uint8_t* panel, const Acts& x, int64_t r0, int64_t r1,
                            int64_t prefetch, float* y, int64_t y_stride, int lo, int hi) {
   int64_t r = r0;
   for (; r + kKPanelTileRows<T> <= r1; r += kKPanelTileRows<T>) {
@@ -310,7 +395,10 @@ template <DType T>
 void KPanelMatMulRows(const KMatMulArgs& a, int64_t n0, int64_t n1) {
   const Matrix& w = *a.w;
   const int64_t stride = KPanelStride<T>(w.cols), rb = static_cast<int64_t>(w.row_bytes);
-  const int64_t acts_row_bytes = w.cols / kQK_K * static_cast<int64_t>(sizeof(BlockQ8_K));
+  // Activation bytes per row: q8_K blocks, or q8_0 quants with their {d, s} and sums.
+  const int64_t acts_row_bytes = kIsQ5<T>
+                                     ? w.cols + w.cols / kQBlock * 12
+                                     : w.cols / kQK_K * static_cast<int64_t>(sizeof(BlockQ8_K));
   constexpr int64_t kTile = kKPanelTileRows<T>;
   const int64_t pass_rows = std::max(kTile, kKPanelActsBytes / acts_row_bytes / kTile * kTile);
   const int64_t prefetch = a.m == 1 ? kKPanelPrefetchBytes : 0;
@@ -326,11 +414,15 @@ void KPanelMatMulRows(const KMatMulArgs& a, int64_t n0, int64_t n1) {
       } else {
         uint8_t* scratch = AlignedScratch(panel_mem, static_cast<size_t>(stride));
         const int cols = static_cast<int>(std::min<int64_t>(kKPanelRows, w.rows - n));
-        PackKPanel<T>(StoredPanelRows(w, n, kKPanelRows, cols, tail_mem), rb, w.cols / kQK_K,
-                      scratch);
+        PackKPanel<T>(StoredPanelRows(w, n, kKPanelRows, cols, tail_mem), rb,
+                      w.cols / kKPanelBlockElems<T>, scratch);
         panel = scratch;
       }
-      KPanelRows<T>(panel, a.kacts, p0, p1, prefetch, a.y + n, w.rows, lo, hi);
+      if constexpr (kIsQ5<T>) {
+        KPanelRows<T>(panel, a.acts, p0, p1, prefetch, a.y + n, w.rows, lo, hi);
+      } else {
+        KPanelRows<T>(panel, a.kacts, p0, p1, prefetch, a.y + n, w.rows, lo, hi);
+      }
     }
   }
 }
@@ -344,6 +436,7 @@ void PackKPanelMatrix(const Matrix& w, uint8_t* dst) {
     const int cols = static_cast<int>(std::min<int64_t>(kKPanelRows, w.rows - n));
     uint8_t* panel = dst + n / kKPanelRows * stride;
     std::memset(panel, 0, static_cast<size_t>(stride));
-    PackKPanel<T>(StoredPanelRows(w, n, kKPanelRows, cols, tail), rb, w.cols / kQK_K, panel);
+    PackKPanel<T>(StoredPanelRows(w, n, kKPanelRows, cols, tail), rb, w.cols / kKPanelBlockElems<T>,
+                  panel);
   }
 }

@@ -596,6 +596,8 @@ inline uint64_t KPackedBytesImpl(const Matrix& w) {
 #if KILN_KPANELS
   if (w.dtype == DType::kQ4_K) return KPanelBytes<DType::kQ4_K>(w);
   if (w.dtype == DType::kQ6_K) return KPanelBytes<DType::kQ6_K>(w);
+  if (w.dtype == DType::kQ5_0) return KPanelBytes<DType::kQ5_0>(w);
+  if (w.dtype == DType::kQ5_1) return KPanelBytes<DType::kQ5_1>(w);
 #endif
   (void)w;
   return 0;
@@ -605,6 +607,8 @@ inline void KPackImpl(const Matrix& w, uint8_t* dst) {
 #if KILN_KPANELS
   if (w.dtype == DType::kQ4_K) PackKPanelMatrix<DType::kQ4_K>(w, dst);
   if (w.dtype == DType::kQ6_K) PackKPanelMatrix<DType::kQ6_K>(w, dst);
+  if (w.dtype == DType::kQ5_0) PackKPanelMatrix<DType::kQ5_0>(w, dst);
+  if (w.dtype == DType::kQ5_1) PackKPanelMatrix<DType::kQ5_1>(w, dst);
 #else
   (void)w;
   (void)dst;
@@ -635,9 +639,21 @@ inline void KMatMulRowsImpl(const KMatMulArgs& a, int64_t n0, int64_t n1) {
       KMatMulRows<DType::kQ6_K>(a, n0, n1);
       break;
     case DType::kQ5_0:
+#if KILN_KPANELS
+      if (a.panels) {
+        KPanelMatMulRows<DType::kQ5_0>(a, n0, n1);
+        break;
+      }
+#endif
       KMatMulRows<DType::kQ5_0>(a, n0, n1);
       break;
     case DType::kQ5_1:
+#if KILN_KPANELS
+      if (a.panels) {
+        KPanelMatMulRows<DType::kQ5_1>(a, n0, n1);
+        break;
+      }
+#endif
       KMatMulRows<DType::kQ5_1>(a, n0, n1);
       break;
     default:

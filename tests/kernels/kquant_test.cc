@@ -268,14 +268,15 @@ TEST(KQuant, MatMulMultiMatchesMatMul) {
   });
 }
 
-// q4_K / q6_K weights packed at load (AVX2 panels, kpanel_avx2-inl.h) give the stored layout's
-// results bit for bit (the stored rows are packed per call into the same panels), and each x
-// row's results do not depend on the rows batched with it. 70 rows: a partial last panel.
+// q4_K / q6_K / q5_0 / q5_1 weights packed at load (AVX2 panels, kpanel_avx2-inl.h) give the
+// stored layout's results bit for bit (the stored rows are packed per call into the same
+// panels), and each x row's results do not depend on the rows batched with it. 70 rows: a
+// partial last panel.
 TEST(KQuant, PackedMatchesStoredLayoutBitForBit) {
   ThreadPool pool1({}, /*pin=*/false);
   ThreadPool pool2({0, 1}, /*pin=*/false);
   ForEachTarget([&] {
-    for (DType t : {DType::kQ4_K, DType::kQ6_K}) {
+    for (DType t : {DType::kQ4_K, DType::kQ6_K, DType::kQ5_0, DType::kQ5_1}) {
       for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{{70, 768}, {16, 2048}}) {
         const KMatrix w(t, n, k, 11);
         const uint64_t bytes = PackedMatrixBytes(w.m);

@@ -183,7 +183,7 @@ TEST(PackedMatMul, FloatSizeIsWholePanelsOfSteps) {
 
 TEST(PackedMatMul, UnpackableWeightsAreRejected) {
   ForEachTarget([&] {
-    // q5_K has row kernels only, which read the stored layout (q4_K / q6_K panels:
+    // q5_K has row kernels only, which read the stored layout (the other K-quant and q5 panels:
     // kquant_test.cc).
     const uint64_t row_bytes = *BytesForElements(DType::kQ5_K, 256);
     std::vector<uint8_t> bytes(16 * row_bytes), dst(64 * 1024);
