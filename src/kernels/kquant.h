@@ -40,7 +40,7 @@
 //   qs[j] | (bit j + 16 of qh) << 4.  value = (q - 16) d (q5_0),  q d + m (q5_1).
 // Like q4_0 / q4_1 they take the q8_0 / q8_1 activations of quantize.h (QuantizeActs) and
 // per block of 32: q5_0: d_w d_x sum((q_j - 16) x_j);  q5_1: d_w d_x sum(q_j x_j) + m_w s_x
-// (x86: bit-identical to ggml_vec_dot_q5_0_q8_0 / q5_1_q8_1 as well).
+// (x86 row kernels: bit-identical to ggml_vec_dot_q5_0_q8_0 / q5_1_q8_1 as well).
 #pragma once
 
 #include <cstdint>
