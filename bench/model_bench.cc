@@ -1,7 +1,7 @@
 // Single-stream prefill and decode speed of one model file, the way llama-bench measures it:
 // prefill = one forward over P prompt tokens; decode = N forwards of one token each.
 // Usage: model_bench MODEL [--prompt P] [--decode N] [--reps R] [--cores 0-1] [--batch B]
-//                    [--kv-cache-dtype f32|bf16]
+//                    [--kv-cache-dtype f32|f16|bf16]
 // Prints one JSON line per model with the median tok/s over R repetitions. --batch B (> 1)
 // measures batched decode instead: B sequences, each prefilled with the same P-token prompt,
 // then N steps that decode one token of every sequence in one forward (continuous batching's
@@ -58,7 +58,7 @@ Args Parse(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--kv-cache-dtype")) {
       const char* name = next();
       const std::optional<kiln::DType> t = kiln::ParseKvCacheDType(name);
-      KILN_CHECK(t.has_value(), "--kv-cache-dtype must be f32 or bf16, not '", name, "'");
+      KILN_CHECK(t.has_value(), "--kv-cache-dtype must be f32, f16 or bf16, not '", name, "'");
       a.kv_dtype = *t;
     } else
       a.model = argv[i];
@@ -116,7 +116,7 @@ int main(int argc, char** argv) try {
     std::fprintf(
         stderr,
         "usage: model_bench MODEL [--prompt P] [--decode N] [--reps R] [--cores C] [--batch B] "
-        "[--kv-cache-dtype f32|bf16]\n");
+        "[--kv-cache-dtype f32|f16|bf16]\n");
     return 2;
   }
   auto model = kiln::Model::Load(a.model);

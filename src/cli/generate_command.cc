@@ -63,7 +63,7 @@ std::vector<int32_t> ParseIds(const std::string& text) {
 
 DType KvDType(const GenerateOptions& opt) {
   std::optional<DType> dtype = ParseKvCacheDType(opt.kv_cache_dtype);
-  KILN_CHECK(dtype.has_value(), "--kv-cache-dtype must be f32 or bf16, not '", opt.kv_cache_dtype,
+  KILN_CHECK(dtype.has_value(), "--kv-cache-dtype must be f32, f16 or bf16, not '", opt.kv_cache_dtype,
              "'");
   return *dtype;
 }
@@ -213,7 +213,8 @@ void AddEngineFlags(CLI::App& cmd, GenerateOptions& o) {
   cmd.add_option("--max-batch-total-tokens", o.max_batch_total_tokens,
                  "KV-cache pool in tokens (default: room for every request at once)");
   cmd.add_option("--kv-cache-dtype", o.kv_cache_dtype,
-                 "KV-cache element type: f32 (exact) or bf16 (half the memory)")
+                 "KV-cache element type: f32 (exact), f16 (llama.cpp's default) or bf16 "
+                 "(f16 and bf16: half the memory)")
       ->capture_default_str();
   cmd.add_flag("--no-prefix-caching", o.no_prefix_caching,
                "Do not reuse KV blocks of shared prompt prefixes");

@@ -27,6 +27,8 @@ void RunTasks(const float* q, const int64_t* pos, const PagedKv& kv, const Atten
   for (int64_t i = 0; i < n_tasks; ++i) {
     if (kv.dtype == DType::kBF16) {
       AttendTask<hwy::bfloat16_t>(q, pos, kv, s, tasks[i], out);
+    } else if (kv.dtype == DType::kF16) {
+      AttendTask<hwy::float16_t>(q, pos, kv, s, tasks[i], out);
     } else {
       AttendTask<float>(q, pos, kv, s, tasks[i], out);
     }
@@ -63,8 +65,8 @@ constexpr int64_t kSerialWork = 1024;
 
 void PagedAttention(const float* q, const int64_t* pos, std::span<const PagedSeq> seqs,
                     const PagedKv& kv, const AttentionShape& shape, float* out, ThreadPool& pool) {
-  KILN_CHECK(kv.dtype == DType::kF32 || kv.dtype == DType::kBF16,
-             "PagedAttention: KV elements must be f32 or bf16");
+  KILN_CHECK(kv.dtype == DType::kF32 || kv.dtype == DType::kF16 || kv.dtype == DType::kBF16,
+             "PagedAttention: KV elements must be f32, f16 or bf16");
   KILN_CHECK(shape.n_kv_heads > 0 && shape.n_heads % shape.n_kv_heads == 0,
              "PagedAttention: n_heads must be a multiple of n_kv_heads");
   // Tasks (seq, query block, kv head) with their cumulative cost (rows x keys) for a balanced
@@ -132,6 +134,7 @@ namespace {
 // Element `i` of a K/V pool of `dtype`, as f32.
 float KvAt(const void* base, DType dtype, int64_t i) {
   if (dtype == DType::kBF16) return Bf16ToF32(static_cast<const uint16_t*>(base)[i]);
+  if (dtype == DType::kF16) return F16ToF32(static_cast<const uint16_t*>(base)[i]);
   return static_cast<const float*>(base)[i];
 }
 

@@ -12,15 +12,15 @@ namespace kiln::kernels {
 
 // One layer's view of the KV pool for one sequence.
 // K of position p: k_base + block_table[p / block_size] * block_stride + (p % block_size) * kv_dim
-// elements, where kv_dim = n_kv_heads * head_dim; V likewise from v_base. Elements are f32 or
-// bf16 (`dtype`); bf16 is widened exactly to f32 on load, scores and sums stay f32.
+// elements, where kv_dim = n_kv_heads * head_dim; V likewise from v_base. Elements are f32, f16
+// or bf16 (`dtype`); f16 / bf16 are widened exactly to f32 on load, scores and sums stay f32.
 struct PagedKv {
   const void* k_base = nullptr;
   const void* v_base = nullptr;
   int64_t block_stride = 0;  // elements between consecutive blocks
   int64_t block_size = 0;    // positions per block
   const int32_t* block_table = nullptr;
-  DType dtype = DType::kF32;  // kF32 or kBF16
+  DType dtype = DType::kF32;  // kF32, kF16 or kBF16
 };
 
 struct AttentionShape {

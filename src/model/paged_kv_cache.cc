@@ -10,9 +10,17 @@ namespace kiln {
 
 std::optional<DType> ParseKvCacheDType(std::string_view name) {
   if (name == "f32") return DType::kF32;
+  if (name == "f16") return DType::kF16;
   if (name == "bf16") return DType::kBF16;
   return std::nullopt;
 }
+
+namespace {
+
+bool IsKvDType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+int64_t KvElemBytes(DType t) { return t == DType::kF32 ? 4 : 2; }
+
+}  // namespace
 
 PagedKvCache::PagedKvCache(const ModelConfig& config, int64_t num_blocks, int64_t block_size,
                            DType dtype)
@@ -21,9 +29,9 @@ PagedKvCache::PagedKvCache(const ModelConfig& config, int64_t num_blocks, int64_
       kv_dim_(config.num_kv_heads * config.head_dim),
       layer_stride_(num_blocks * block_size * kv_dim_),
       dtype_(dtype),
-      elem_bytes_(dtype == DType::kBF16 ? 2 : 4) {
+      elem_bytes_(KvElemBytes(dtype)) {
   KILN_CHECK(num_blocks > 0 && block_size > 0, "KV cache needs at least one block of one token");
-  KILN_CHECK(dtype == DType::kF32 || dtype == DType::kBF16, "KV cache dtype must be f32 or bf16");
+  KILN_CHECK(IsKvDType(dtype), "KV cache dtype must be f32, f16 or bf16");
   const size_t bytes = static_cast<size_t>(layer_stride_ * config.num_layers * elem_bytes_);
   // Zero-filled, so a row never written reads as 0 in both dtypes.
   k_ = std::make_unique<std::byte[]>(bytes);
@@ -31,8 +39,7 @@ PagedKvCache::PagedKvCache(const ModelConfig& config, int64_t num_blocks, int64_
 }
 
 int64_t PagedKvCache::BytesPerToken(const ModelConfig& c, DType dtype) {
-  const int64_t elem = dtype == DType::kBF16 ? 2 : 4;
-  return 2 * c.num_layers * c.num_kv_heads * c.head_dim * elem;
+  return 2 * c.num_layers * c.num_kv_heads * c.head_dim * KvElemBytes(dtype);
 }
 
 int64_t PagedKvCache::Offset(int64_t layer, const int32_t* block_table, int64_t pos) const {
@@ -50,8 +57,9 @@ void PagedKvCache::Write(int64_t layer, const int32_t* table, int64_t pos, const
   }
   uint16_t* k_row = reinterpret_cast<uint16_t*>(k_.get() + at);
   uint16_t* v_row = reinterpret_cast<uint16_t*>(v_.get() + at);
-  std::transform(k, k + kv_dim_, k_row, F32ToBf16);
-  std::transform(v, v + kv_dim_, v_row, F32ToBf16);
+  const auto narrow = dtype_ == DType::kF16 ? F32ToF16 : F32ToBf16;
+  std::transform(k, k + kv_dim_, k_row, narrow);
+  std::transform(v, v + kv_dim_, v_row, narrow);
 }
 
 kernels::PagedKv PagedKvCache::View(int64_t layer, const int32_t* block_table) const {

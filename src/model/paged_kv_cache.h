@@ -1,4 +1,4 @@
-// The KV pool: per layer, K and V of [num_blocks, block_size, KV, hd] in f32 or bf16. Sequences
+// The KV pool: per layer, K and V of [num_blocks, block_size, KV, hd] in f32, f16 or bf16. Sequences
 // own blocks through block tables (the engine's KV manager hands out the ids); the model only
 // reads and writes rows. One preallocated allocation, no growth at run time.
 #pragma once
@@ -15,13 +15,15 @@
 
 namespace kiln {
 
-// "f32" / "bf16" -> kF32 / kBF16; nullopt for anything else (the CLI reports it).
+// "f32" / "f16" / "bf16" -> kF32 / kF16 / kBF16; nullopt for anything else (the CLI reports it).
 std::optional<DType> ParseKvCacheDType(std::string_view name);
 
 class PagedKvCache {
  public:
-  // dtype: DType::kF32 (exact, the default) or DType::kBF16 (half the memory; rows are rounded
-  // to nearest even when written, attention widens them back to f32).
+  // dtype: DType::kF32 (exact, the default), DType::kF16 (half the memory, 11-bit mantissa,
+  // llama.cpp's default; values past 65504 become inf) or DType::kBF16 (half the memory, f32's
+  // range, 8-bit mantissa). f16 / bf16 rows are rounded to nearest even when written, and
+  // attention widens them back to f32 exactly.
   PagedKvCache(const ModelConfig& config, int64_t num_blocks, int64_t block_size,
                DType dtype = DType::kF32);
 

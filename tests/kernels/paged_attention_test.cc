@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "util/half.h"
@@ -30,14 +31,16 @@ struct PagedFixture {
   PagedKv View() const {
     return PagedKv{k.data(), v.data(), block_size * kv_dim, block_size, table.data()};
   }
-  // The same pool rounded to bf16 (as PagedKvCache stores it with --kv-cache-dtype bf16).
-  PagedKv Bf16View() {
+  // The same pool rounded to `dtype` (kBF16 or kF16, as PagedKvCache stores it with
+  // --kv-cache-dtype bf16 / f16); kF32 is View().
+  PagedKv HalfView(DType dtype) {
+    if (dtype == DType::kF32) return View();
+    const auto narrow = dtype == DType::kF16 ? F32ToF16 : F32ToBf16;
     k16.resize(k.size());
     v16.resize(v.size());
-    std::transform(k.begin(), k.end(), k16.begin(), F32ToBf16);
-    std::transform(v.begin(), v.end(), v16.begin(), F32ToBf16);
-    return PagedKv{k16.data(), v16.data(),   block_size * kv_dim,
-                   block_size, table.data(), DType::kBF16};
+    std::transform(k.begin(), k.end(), k16.begin(), narrow);
+    std::transform(v.begin(), v.end(), v16.begin(), narrow);
+    return PagedKv{k16.data(), v16.data(), block_size * kv_dim, block_size, table.data(), dtype};
   }
   int64_t kv_dim, block_size;
   std::vector<float> k, v;
@@ -78,21 +81,25 @@ TEST(PagedAttention, MatchesScalarOnEveryTarget) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-// bf16 K/V: the SIMD kernel (widening on load) matches the scalar twin on every target, with
-// head_dim 40 so that both the vector loop and the tail run.
-TEST(PagedAttention, Bf16MatchesScalarOnEveryTarget) {
+// bf16 and f16 K/V: the SIMD kernel (widening on load) matches the scalar twin on every target,
+// with head_dim 40 so that both the vector loop and the tail run.
+class HalfKv : public ::testing::TestWithParam<DType> {};
+
+TEST_P(HalfKv, MatchesScalarOnEveryTarget) {
   const AttentionShape shape{6, 2, 40, 1.0f / std::sqrt(40.0f)};
   PagedFixture f(shape.n_kv_heads, shape.head_dim, /*block_size=*/5, /*n_blocks=*/12, 4);
-  const PagedKv kv = f.Bf16View();
+  const PagedKv kv = f.HalfView(GetParam());
   std::vector<int64_t> pos = {0, 3, 9, 31, 59};
   const int64_t n_tokens = static_cast<int64_t>(pos.size());
   const std::vector<float> q = RandomQ(n_tokens * shape.n_heads * shape.head_dim, 5);
   std::vector<float> want(q.size()), got(q.size()), exact(q.size());
   scalar::PagedAttention(q.data(), pos.data(), n_tokens, kv, shape, want.data());
   scalar::PagedAttention(q.data(), pos.data(), n_tokens, f.View(), shape, exact.data());
+  // bf16 keeps 8 mantissa bits, f16 11: outputs (averages of unit-normal V) move by ~1e-2 and
+  // ~2e-3 at most.
+  const float rounding = GetParam() == DType::kF16 ? 3e-3f : 2e-2f;
   for (size_t i = 0; i < want.size(); ++i) {
-    // bf16 keeps 8 mantissa bits: outputs (averages of unit-normal V) move by ~1e-2 at most.
-    ASSERT_NEAR(want[i], exact[i], 2e-2f) << "bf16 vs f32 i=" << i;
+    ASSERT_NEAR(want[i], exact[i], rounding) << "half vs f32 i=" << i;
   }
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
@@ -107,6 +114,9 @@ TEST(PagedAttention, Bf16MatchesScalarOnEveryTarget) {
   }
   hwy::SetSupportedTargetsForTest(0);
 }
+
+INSTANTIATE_TEST_SUITE_P(PagedAttention, HalfKv, ::testing::Values(DType::kBF16, DType::kF16),
+                         [](const auto& info) { return std::string(GetDTypeInfo(info.param).name); });
 
 TEST(PagedAttention, FirstPositionReturnsItsValue) {
   const AttentionShape shape{2, 1, 8, 0.5f};
@@ -157,7 +167,7 @@ TEST(PagedAttention, MultiSequenceMatchesScalar) {
 
 // Batch invariance, bitwise: a query's output computed alone (one token, one worker) equals the
 // same query inside a decode batch of many sequences or a long prefill chunk, with 1 or 2
-// workers, on every target, for f32 and bf16 K/V (SmolLM2's shape: 9 heads over 3 kv heads).
+// workers, on every target, for f32, bf16 and f16 K/V (SmolLM2's shape: 9 heads over 3 kv heads).
 TEST(PagedAttention, BatchInvariantBitwise) {
   const AttentionShape shape{9, 3, 64, 0.125f};
   const int64_t block_size = 16, blocks_per_seq = 20, n_seqs = 8;
@@ -166,8 +176,8 @@ TEST(PagedAttention, BatchInvariantBitwise) {
   auto same_bits = [](float a, float b) {
     return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
   };
-  for (bool bf16 : {false, true}) {
-    const PagedKv base = bf16 ? f.Bf16View() : f.View();
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+    const PagedKv base = f.HalfView(dtype);
     auto kv_of = [&](int64_t seq) {
       PagedKv kv = base;
       kv.block_table = f.table.data() + seq * blocks_per_seq;
@@ -202,7 +212,7 @@ TEST(PagedAttention, BatchInvariantBitwise) {
                        pool);
         for (int64_t i = 0; i < n * row; ++i) {
           ASSERT_TRUE(same_bits(got[i], alone[i]))
-              << hwy::TargetName(target) << (bf16 ? " bf16" : " f32") << " workers=" << workers
+              << hwy::TargetName(target) << " " << GetDTypeInfo(dtype).name << " workers=" << workers
               << " token=" << i / row << " got=" << got[i] << " alone=" << alone[i];
         }
         // The multi-sequence call with decode and prefill mixed gives the same bits.

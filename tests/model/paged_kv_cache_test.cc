@@ -22,24 +22,27 @@ ModelConfig SmallConfig() {
 TEST(PagedKvCache, ParsesDTypeNames) {
   EXPECT_EQ(ParseKvCacheDType("f32"), DType::kF32);
   EXPECT_EQ(ParseKvCacheDType("bf16"), DType::kBF16);
-  EXPECT_FALSE(ParseKvCacheDType("f16").has_value());
+  EXPECT_EQ(ParseKvCacheDType("f16"), DType::kF16);
+  EXPECT_FALSE(ParseKvCacheDType("f8").has_value());
+  EXPECT_FALSE(ParseKvCacheDType("F16").has_value());
 }
 
-TEST(PagedKvCache, Bf16HalvesBytesPerToken) {
+TEST(PagedKvCache, HalfTypesHalveBytesPerToken) {
   const ModelConfig c = SmallConfig();
   EXPECT_EQ(PagedKvCache::BytesPerToken(c), 2 * 2 * 6 * 4);
   EXPECT_EQ(PagedKvCache::BytesPerToken(c, DType::kBF16), 2 * 2 * 6 * 2);
+  EXPECT_EQ(PagedKvCache::BytesPerToken(c, DType::kF16), 2 * 2 * 6 * 2);
 }
 
 // Rows land at block_table[pos / block_size] * block_size + pos % block_size of their layer,
-// rounded to bf16 (nearest even) in a bf16 pool and kept exact in an f32 pool.
+// rounded to bf16 / f16 (nearest even) in a bf16 / f16 pool and kept exact in an f32 pool.
 TEST(PagedKvCache, WritesRowsWhereTheViewReadsThem) {
   const ModelConfig c = SmallConfig();
   const std::vector<int32_t> table = {2, 0};
   const float k[6] = {1.0f, -2.5f, 3.14159265f, 1e-3f, 65504.0f, -0.1f};
   float v[6];
   for (int i = 0; i < 6; ++i) v[i] = -k[i];
-  for (DType dtype : {DType::kF32, DType::kBF16}) {
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
     PagedKvCache kv(c, /*num_blocks=*/3, /*block_size=*/4, dtype);
     kv.Write(/*layer=*/1, table.data(), /*pos=*/5, k, v);  // block 0, row 1
     const kernels::PagedKv view = kv.View(1, table.data());
@@ -50,8 +53,9 @@ TEST(PagedKvCache, WritesRowsWhereTheViewReadsThem) {
         EXPECT_EQ(static_cast<const float*>(view.k_base)[at + i], k[i]);
         EXPECT_EQ(static_cast<const float*>(view.v_base)[at + i], v[i]);
       } else {
-        EXPECT_EQ(static_cast<const uint16_t*>(view.k_base)[at + i], F32ToBf16(k[i]));
-        EXPECT_EQ(static_cast<const uint16_t*>(view.v_base)[at + i], F32ToBf16(v[i]));
+        const auto narrow = dtype == DType::kF16 ? F32ToF16 : F32ToBf16;
+        EXPECT_EQ(static_cast<const uint16_t*>(view.k_base)[at + i], narrow(k[i]));
+        EXPECT_EQ(static_cast<const uint16_t*>(view.v_base)[at + i], narrow(v[i]));
       }
     }
     // Layer 0 is untouched (zero-filled).
