@@ -63,8 +63,8 @@ std::vector<int32_t> ParseIds(const std::string& text) {
 
 DType KvDType(const GenerateOptions& opt) {
   std::optional<DType> dtype = ParseKvCacheDType(opt.kv_cache_dtype);
-  KILN_CHECK(dtype.has_value(), "--kv-cache-dtype must be f32, f16 or bf16, not '", opt.kv_cache_dtype,
-             "'");
+  KILN_CHECK(dtype.has_value(), "--kv-cache-dtype must be f32, f16 or bf16, not '",
+             opt.kv_cache_dtype, "'");
   return *dtype;
 }
 

@@ -1,6 +1,6 @@
-// The KV pool: per layer, K and V of [num_blocks, block_size, KV, hd] in f32, f16 or bf16. Sequences
-// own blocks through block tables (the engine's KV manager hands out the ids); the model only
-// reads and writes rows. One preallocated allocation, no growth at run time.
+// The KV pool: per layer, K and V of [num_blocks, block_size, KV, hd] in f32, f16 or bf16.
+// Sequences own blocks through block tables (the engine's KV manager hands out the ids); the model
+// only reads and writes rows. One preallocated allocation, no growth at run time.
 #pragma once
 
 #include <cstddef>

@@ -116,7 +116,9 @@ TEST_P(HalfKv, MatchesScalarOnEveryTarget) {
 }
 
 INSTANTIATE_TEST_SUITE_P(PagedAttention, HalfKv, ::testing::Values(DType::kBF16, DType::kF16),
-                         [](const auto& info) { return std::string(GetDTypeInfo(info.param).name); });
+                         [](const auto& info) {
+                           return std::string(GetDTypeInfo(info.param).name);
+                         });
 
 TEST(PagedAttention, FirstPositionReturnsItsValue) {
   const AttentionShape shape{2, 1, 8, 0.5f};
@@ -212,8 +214,9 @@ TEST(PagedAttention, BatchInvariantBitwise) {
                        pool);
         for (int64_t i = 0; i < n * row; ++i) {
           ASSERT_TRUE(same_bits(got[i], alone[i]))
-              << hwy::TargetName(target) << " " << GetDTypeInfo(dtype).name << " workers=" << workers
-              << " token=" << i / row << " got=" << got[i] << " alone=" << alone[i];
+              << hwy::TargetName(target) << " " << GetDTypeInfo(dtype).name
+              << " workers=" << workers << " token=" << i / row << " got=" << got[i]
+              << " alone=" << alone[i];
         }
         // The multi-sequence call with decode and prefill mixed gives the same bits.
         std::vector<PagedSeq> mixed = decode;
