@@ -11,7 +11,7 @@ n_seq_max = B); the figure is B * N / time. Use a short prompt there (--batch-pr
 
 usage: compare_llamacpp.py MODEL.gguf [MODEL.gguf ...] [--threads 2] [--prompt 512]
        [--decode 128] [--reps 3] [--batch 4,16] [--batch-prompt 64] [--batch-decode 32]
-       [--kv-cache-dtype f32|f16|bf16] [--kiln-bench build/bench/model_bench]
+       [--kv-cache-dtype auto|f32|f16|bf16] [--kiln-bench build/bench/model_bench]
 """
 import argparse
 import json
@@ -122,8 +122,9 @@ def main():
     p.add_argument("--batch-prompt", type=int, default=64)
     p.add_argument("--batch-decode", type=int, default=32)
     p.add_argument("--no-single", action="store_true", help="only the batched table")
-    p.add_argument("--kv-cache-dtype", default="f32", choices=["f32", "f16", "bf16"],
-                   help="Kiln's KV cache (llama.cpp keeps its default, f16)")
+    p.add_argument("--kv-cache-dtype", default="auto", choices=["auto", "f32", "f16", "bf16"],
+                   help="Kiln's KV cache (default: Kiln's default, f16 for quantized files; "
+                        "llama.cpp keeps its default, f16)")
     here = os.path.dirname(os.path.abspath(__file__))
     p.add_argument("--kiln-bench", default=os.path.join(here, "..", "build", "bench",
                                                         "model_bench"))

@@ -1,7 +1,7 @@
 // Single-stream prefill and decode speed of one model file, the way llama-bench measures it:
 // prefill = one forward over P prompt tokens; decode = N forwards of one token each.
 // Usage: model_bench MODEL [--prompt P] [--decode N] [--reps R] [--cores 0-1] [--batch B]
-//                    [--kv-cache-dtype f32|f16|bf16]
+//                    [--kv-cache-dtype auto|f32|f16|bf16]
 // Prints one JSON line per model with the median tok/s over R repetitions. --batch B (> 1)
 // measures batched decode instead: B sequences, each prefilled with the same P-token prompt,
 // then N steps that decode one token of every sequence in one forward (continuous batching's
@@ -38,7 +38,8 @@ struct Args {
   std::string model;
   int prompt = 512, decode = 128, reps = 3, batch = 1;
   std::string cores;
-  kiln::DType kv_dtype = kiln::DType::kF32;
+  std::string kv_name = "auto";             // as kiln serve's --kv-cache-dtype
+  kiln::DType kv_dtype = kiln::DType::kF32;  // resolved once the model is loaded
 };
 
 Args Parse(int argc, char** argv) {
@@ -56,10 +57,7 @@ Args Parse(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--batch"))
       a.batch = std::max(1, std::atoi(next()));
     else if (!std::strcmp(argv[i], "--kv-cache-dtype")) {
-      const char* name = next();
-      const std::optional<kiln::DType> t = kiln::ParseKvCacheDType(name);
-      KILN_CHECK(t.has_value(), "--kv-cache-dtype must be f32, f16 or bf16, not '", name, "'");
-      a.kv_dtype = *t;
+      a.kv_name = next();
     } else
       a.model = argv[i];
   }
@@ -116,10 +114,15 @@ int main(int argc, char** argv) try {
     std::fprintf(
         stderr,
         "usage: model_bench MODEL [--prompt P] [--decode N] [--reps R] [--cores C] [--batch B] "
-        "[--kv-cache-dtype f32|f16|bf16]\n");
+        "[--kv-cache-dtype auto|f32|f16|bf16]\n");
     return 2;
   }
   auto model = kiln::Model::Load(a.model);
+  const std::optional<kiln::DType> kv_dtype =
+      kiln::ResolveKvCacheDType(a.kv_name, model->attention_weight_dtype());
+  KILN_CHECK(kv_dtype.has_value(), "--kv-cache-dtype must be auto, f32, f16 or bf16, not '",
+             a.kv_name, "'");
+  a.kv_dtype = *kv_dtype;
   const auto& c = model->config();
   std::vector<int> cores = a.cores.empty() ? kiln::AllowedCores() : kiln::ParseCoreSet(a.cores);
   kiln::ThreadPool pool(cores);
@@ -155,7 +158,7 @@ int main(int argc, char** argv) try {
       "\"prompt\": %d, \"decode\": %d, \"batch\": %d, \"kv_cache_dtype\": \"%s\", "
       "\"prefill_tok_s\": %.1f, \"decode_tok_s\": %.1f}\n",
       a.model.c_str(), kiln::kernels::ActiveTargetName(), cores.size(), a.prompt, a.decode, a.batch,
-      a.kv_dtype == kiln::DType::kBF16 ? "bf16" : "f32", prefill_tok_s, decode_tok_s);
+      std::string(kiln::GetDTypeInfo(a.kv_dtype).name).c_str(), prefill_tok_s, decode_tok_s);
   return 0;
 } catch (const kiln::Error& e) {
   std::fprintf(stderr, "model_bench: %s\n", e.what());

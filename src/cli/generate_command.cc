@@ -35,7 +35,7 @@ struct GenerateOptions {
   GenerateParams params;
   std::string batch_file;  // JSONL requests, run together
   std::string cores;
-  std::string kv_cache_dtype = "f32";
+  std::string kv_cache_dtype = "auto";
   int32_t max_batch_size = 64;
   int32_t max_batch_prefill_tokens = 4096;
   int64_t max_batch_total_tokens = 0;  // 0: room for every request at once
@@ -61,18 +61,23 @@ std::vector<int32_t> ParseIds(const std::string& text) {
   return ids;
 }
 
-DType KvDType(const GenerateOptions& opt) {
-  std::optional<DType> dtype = ParseKvCacheDType(opt.kv_cache_dtype);
-  KILN_CHECK(dtype.has_value(), "--kv-cache-dtype must be f32, f16 or bf16, not '",
+// The KV element type for `weights` (the model's attention weight type).
+DType KvDType(const GenerateOptions& opt, DType weights) {
+  std::optional<DType> dtype = ResolveKvCacheDType(opt.kv_cache_dtype, weights);
+  KILN_CHECK(dtype.has_value(), "--kv-cache-dtype must be auto, f32, f16 or bf16, not '",
              opt.kv_cache_dtype, "'");
   return *dtype;
+}
+
+DType KvDType(const GenerateOptions& opt, const Model& model) {
+  return KvDType(opt, model.attention_weight_dtype());
 }
 
 // Writes the logits of every prompt position, computed at once or token by token.
 void DumpPromptLogits(Model& model, const std::vector<int32_t>& ids, const GenerateOptions& opt) {
   const int64_t v = model.config().vocab_size, n = static_cast<int64_t>(ids.size());
   ThreadPool pool(opt.cores.empty() ? AllowedCores() : ParseCoreSet(opt.cores));
-  PagedKvCache kv(model.config(), 1, n, KvDType(opt));
+  PagedKvCache kv(model.config(), 1, n, KvDType(opt, model));
   std::vector<float> logits(n * v);
   if (opt.token_by_token) {
     for (int64_t t = 0; t < n; ++t) {
@@ -93,7 +98,7 @@ std::unique_ptr<Engine> MakeEngine(Model& model, const Tokenizer* tokenizer,
                                    const GenerateOptions& opt) {
   ModelRunnerOptions ro;
   ro.block_size = kBlockSize;
-  ro.kv_cache_dtype = KvDType(opt);
+  ro.kv_cache_dtype = KvDType(opt, model);
   ro.max_batch_total_tokens = opt.max_batch_total_tokens;
   if (ro.max_batch_total_tokens <= 0) {
     for (const BatchEntry& e : entries) {
@@ -169,7 +174,7 @@ void RunGenerate(const GenerateOptions& opt) {
   } else if (HasHfTokenizer(model_path)) {
     tokenizer = LoadTokenizer(model_path);
   }
-  KvDType(opt);  // reject a bad --kv-cache-dtype before any work
+  KvDType(opt, DType::kF32);  // reject a bad --kv-cache-dtype before any work
   if (!opt.batch_file.empty()) {
     KILN_CHECK(opt.prompt.empty() && opt.prompt_ids.empty() && opt.dump_logits.empty(),
                "--batch takes its prompts from the file: no --prompt, --prompt-ids or "
@@ -213,8 +218,9 @@ void AddEngineFlags(CLI::App& cmd, GenerateOptions& o) {
   cmd.add_option("--max-batch-total-tokens", o.max_batch_total_tokens,
                  "KV-cache pool in tokens (default: room for every request at once)");
   cmd.add_option("--kv-cache-dtype", o.kv_cache_dtype,
-                 "KV-cache element type: f32 (exact), f16 (llama.cpp's default) or bf16 "
-                 "(f16 and bf16: half the memory)")
+                 "KV-cache element type: auto (f32 / bf16 weights: the same; f16 and "
+                 "quantized weights: f16, as llama.cpp), f32 (exact), f16 or bf16 (f16 and "
+                 "bf16: half the memory of f32)")
       ->capture_default_str();
   cmd.add_flag("--no-prefix-caching", o.no_prefix_caching,
                "Do not reuse KV blocks of shared prompt prefixes");

@@ -50,7 +50,7 @@ struct ServeOptions {
   int max_batch_prefill_tokens = 4096;
   int64_t max_batch_total_tokens = 0;  // KV pool in tokens; 0: from --kv-cache-memory
   double kv_cache_memory_gib = 2.0;
-  std::string kv_cache_dtype = "f32";
+  std::string kv_cache_dtype = "auto";
   int max_client_batch_size = 4;
   std::string api_key;
   std::vector<std::string> cors_allow_origin;
@@ -205,8 +205,9 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
   ModelRunnerOptions runner_options;
   runner_options.max_batch_total_tokens = o.max_batch_total_tokens;
   runner_options.kv_memory_bytes = static_cast<int64_t>(o.kv_cache_memory_gib * (1 << 30));
-  const std::optional<DType> kv_dtype = ParseKvCacheDType(o.kv_cache_dtype);
-  KILN_CHECK(kv_dtype.has_value(), "--kv-cache-dtype must be f32, f16 or bf16, not '",
+  const std::optional<DType> kv_dtype =
+      ResolveKvCacheDType(o.kv_cache_dtype, model->attention_weight_dtype());
+  KILN_CHECK(kv_dtype.has_value(), "--kv-cache-dtype must be auto, f32, f16 or bf16, not '",
              o.kv_cache_dtype, "'");
   runner_options.kv_cache_dtype = *kv_dtype;
   if (!o.cores.empty()) runner_options.cores = ParseCoreSet(o.cores);
@@ -277,8 +278,9 @@ void AddLimitFlags(CLI::App* cmd, ServeOptions& o) {
       ->envname("KV_CACHE_MEMORY")
       ->capture_default_str();
   cmd->add_option("--kv-cache-dtype", o.kv_cache_dtype,
-                  "KV-cache element type: f32 (exact), f16 (llama.cpp's default) or bf16 "
-                  "(f16 and bf16: half the memory, twice the tokens in --kv-cache-memory, "
+                  "KV-cache element type: auto (f32 / bf16 weights: the same; f16 and "
+                  "quantized weights: f16, as llama.cpp), f32 (exact), f16 or bf16 (f16 and "
+                  "bf16: half the memory of f32, twice the tokens in --kv-cache-memory, "
                   "faster decode at long context)")
       ->envname("KV_CACHE_DTYPE")
       ->capture_default_str();

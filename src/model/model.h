@@ -29,6 +29,8 @@ class Model {
   const std::string& path() const { return path_; }
   // The GGUF file when the model came from one (it also holds the tokenizer), else nullptr.
   const GgufFile* gguf() const { return gguf_; }
+  // Element type of the attention's projections (layer 0's wq): what "auto" KV types follow.
+  DType attention_weight_dtype() const { return weights_.layers.at(0).wq.dtype; }
 
   // Runs the batch's new tokens [T] (several sequences concatenated), writing their K/V into
   // `kv` at the rows their block tables name, and writes logits [S, V] for the S sequences with

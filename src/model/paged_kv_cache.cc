@@ -15,6 +15,15 @@ std::optional<DType> ParseKvCacheDType(std::string_view name) {
   return std::nullopt;
 }
 
+DType AutoKvCacheDType(DType weights) {
+  return weights == DType::kF32 || weights == DType::kBF16 ? weights : DType::kF16;
+}
+
+std::optional<DType> ResolveKvCacheDType(std::string_view name, DType weights) {
+  if (name == "auto") return AutoKvCacheDType(weights);
+  return ParseKvCacheDType(name);
+}
+
 namespace {
 
 bool IsKvDType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }

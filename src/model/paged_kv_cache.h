@@ -18,6 +18,14 @@ namespace kiln {
 // "f32" / "f16" / "bf16" -> kF32 / kF16 / kBF16; nullopt for anything else (the CLI reports it).
 std::optional<DType> ParseKvCacheDType(std::string_view name);
 
+// The KV element type of "auto" (the CLI's default) for a model whose attention weights are
+// `weights`: f32 and bf16 weights keep their type (vLLM's "auto", the model's dtype); f16 and
+// quantized weights get f16 (llama.cpp's cache type, with which these GGUF files are made).
+DType AutoKvCacheDType(DType weights);
+
+// --kv-cache-dtype: "auto" -> AutoKvCacheDType(weights), else ParseKvCacheDType(name).
+std::optional<DType> ResolveKvCacheDType(std::string_view name, DType weights);
+
 class PagedKvCache {
  public:
   // dtype: DType::kF32 (exact, the default), DType::kF16 (half the memory, 11-bit mantissa,

@@ -156,8 +156,9 @@ def kiln_runs(run_kiln):
     def get(path, prompt: str) -> dict:
         key = (str(path), prompt)
         if key not in cache:
+            # f32 KV on both sides (llama.cpp's type_k / type_v below).
             proc = run_kiln("generate", "--model-id", path, "--prompt", prompt,
-                            "--max-new-tokens", MAX_NEW, "--details")
+                            "--max-new-tokens", MAX_NEW, "--details", "--kv-cache-dtype", "f32")
             cache[key] = parse_json_stdout(proc.stdout)
         return cache[key]
 

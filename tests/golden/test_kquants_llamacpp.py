@@ -198,7 +198,8 @@ def test_prompt_logits_match_llamacpp(kquant_files, references, run_kiln, tmp_pa
 
     out = tmp_path / "logits.bin"
     run_kiln("generate", "--model-id", kquant_files[name], "--prompt-ids",
-             ",".join(map(str, ids)), "--dump-logits", out, "--max-new-tokens", 0)
+             ",".join(map(str, ids)), "--dump-logits", out, "--max-new-tokens", 0,
+             "--kv-cache-dtype", "f32")  # as the reference's
     got = np.fromfile(out, dtype="<f4")
     assert got.size == len(ids) * ref.n_vocab, (got.size, len(ids), ref.n_vocab)
     got = got.reshape(len(ids), ref.n_vocab).astype(np.float64)
@@ -230,7 +231,7 @@ def test_greedy_matches_llamacpp(kquant_files, references, run_kiln, name, idx):
     ref = references(name)
     prompt = GREEDY_PROMPTS[idx]
     proc = run_kiln("generate", "--model-id", kquant_files[name], "--prompt", prompt,
-                    "--max-new-tokens", MAX_NEW, "--details")
+                    "--max-new-tokens", MAX_NEW, "--details", "--kv-cache-dtype", "f32")
     got = parse_json_stdout(proc.stdout)
     ref_prompt = ref.tokenize(prompt)
     assert got["prompt_token_ids"] == ref_prompt

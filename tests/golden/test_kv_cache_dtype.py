@@ -1,6 +1,7 @@
 """bf16 and f16 KV caches against the f32 one, through the real binary: the prompt's logits of
-SmolLM2 Q4_1 and stories260K with --kv-cache-dtype bf16 or f16 stay close to those with the
-(default) f32 cache, and the greedy choice at each position barely moves.
+SmolLM2 Q4_1 and stories260K with --kv-cache-dtype bf16 or f16 (the default, "auto", for these
+quantized / f16 files) stay close to those with an f32 cache, and the greedy choice at each
+position barely moves.
 
   kiln generate --model-id FILE --prompt-ids IDS --dump-logits OUT --max-new-tokens 0
                 [--kv-cache-dtype bf16|f16]
@@ -43,7 +44,7 @@ def test_half_kv_logits_close_to_f32(run_kiln, smollm2_gguf, stories_gguf, tmp_p
     info = parse_json_stdout(run_kiln("generate", "--model-id", path, "--prompt", PROMPT[model],
                                       "--max-new-tokens", 1, "--details").stdout)
     ids = info["prompt_token_ids"]
-    f32 = prompt_logits(run_kiln, path, ids, tmp_path / "f32.bin")
+    f32 = prompt_logits(run_kiln, path, ids, tmp_path / "f32.bin", "--kv-cache-dtype", "f32")
     half = prompt_logits(run_kiln, path, ids, tmp_path / "half.bin", "--kv-cache-dtype", kv_dtype)
     assert np.isfinite(half).all()
     diff = np.abs(half - f32)
@@ -63,4 +64,4 @@ def test_bad_kv_cache_dtype_is_refused(kiln_bin, stories_gguf):
     proc = subprocess.run([str(kiln_bin), "generate", "--model-id", str(stories_gguf), "--prompt",
                            "Hi", "--kv-cache-dtype", "f8"], capture_output=True, text=True)
     assert proc.returncode != 0
-    assert "--kv-cache-dtype must be f32, f16 or bf16" in proc.stderr
+    assert "--kv-cache-dtype must be auto, f32, f16 or bf16" in proc.stderr
