@@ -17,7 +17,8 @@ struct ModelRunnerOptions {
   // KV pool size in tokens (TGI's --max-batch-total-tokens); 0 = derive from kv_memory_bytes.
   int64_t max_batch_total_tokens = 0;
   int64_t kv_memory_bytes = int64_t{2} << 30;  // used when max_batch_total_tokens == 0
-  // KV element type: kF32 (exact) or kBF16 (twice the tokens in the same kv_memory_bytes).
+  // KV element type: kF32 (exact), kF16 or kBF16 (twice the tokens in the same
+  // kv_memory_bytes). The CLI's "auto" is resolved before (AutoKvCacheDType).
   DType kv_cache_dtype = DType::kF32;
   std::vector<int> cores;  // compute cores; empty = all allowed
   bool pin_threads = true;

@@ -42,7 +42,7 @@ PagedKvCache::PagedKvCache(const ModelConfig& config, int64_t num_blocks, int64_
   KILN_CHECK(num_blocks > 0 && block_size > 0, "KV cache needs at least one block of one token");
   KILN_CHECK(IsKvDType(dtype), "KV cache dtype must be f32, f16 or bf16");
   const size_t bytes = static_cast<size_t>(layer_stride_ * config.num_layers * elem_bytes_);
-  // Zero-filled, so a row never written reads as 0 in both dtypes.
+  // Zero-filled, so a row never written reads as 0 in every dtype.
   k_ = std::make_unique<std::byte[]>(bytes);
   v_ = std::make_unique<std::byte[]>(bytes);
 }

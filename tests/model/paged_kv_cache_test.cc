@@ -27,6 +27,23 @@ TEST(PagedKvCache, ParsesDTypeNames) {
   EXPECT_FALSE(ParseKvCacheDType("F16").has_value());
 }
 
+// "auto" follows the attention weights: f32 / bf16 checkpoints keep their type, f16 and every
+// quantized type get f16 (llama.cpp's cache); explicit names win over the weights.
+TEST(PagedKvCache, AutoFollowsTheWeights) {
+  EXPECT_EQ(AutoKvCacheDType(DType::kF32), DType::kF32);
+  EXPECT_EQ(AutoKvCacheDType(DType::kBF16), DType::kBF16);
+  for (DType w : {DType::kF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ4_K, DType::kQ5_K,
+                  DType::kQ6_K, DType::kQ5_0, DType::kQ5_1}) {
+    EXPECT_EQ(AutoKvCacheDType(w), DType::kF16) << GetDTypeInfo(w).name;
+  }
+  EXPECT_EQ(ResolveKvCacheDType("auto", DType::kQ4_1), DType::kF16);
+  EXPECT_EQ(ResolveKvCacheDType("auto", DType::kBF16), DType::kBF16);
+  EXPECT_EQ(ResolveKvCacheDType("f32", DType::kQ4_1), DType::kF32);
+  EXPECT_EQ(ResolveKvCacheDType("bf16", DType::kF32), DType::kBF16);
+  EXPECT_FALSE(ResolveKvCacheDType("Auto", DType::kF32).has_value());
+  EXPECT_FALSE(ResolveKvCacheDType("", DType::kF32).has_value());
+}
+
 TEST(PagedKvCache, HalfTypesHalveBytesPerToken) {
   const ModelConfig c = SmallConfig();
   EXPECT_EQ(PagedKvCache::BytesPerToken(c), 2 * 2 * 6 * 4);
