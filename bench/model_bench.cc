@@ -38,7 +38,7 @@ struct Args {
   std::string model;
   int prompt = 512, decode = 128, reps = 3, batch = 1;
   std::string cores;
-  std::string kv_name = "auto";             // as kiln serve's --kv-cache-dtype
+  std::string kv_name = "auto";              // as kiln serve's --kv-cache-dtype
   kiln::DType kv_dtype = kiln::DType::kF32;  // resolved once the model is loaded
 };
 
