@@ -53,7 +53,7 @@ inline constexpr int kKPanelBlockBytes =
 template <DType T>
 inline constexpr int kKPanelBlockElems = kIsQ5<T> ? kQBlock : kQK_K;
 template <DType T>
-inline constexpr int kStoredBlockBytes = kIsQ5<T> ? (T == DType::kQ5_0 ? 22 : 24) : kKBlockBytes<T>;
+inline constexpr int kStoredBlockBytes = kIsQ5<T> ? kQ5BlockBytes<T> : kKBlockBytes<T>;
 // x rows per GEMM register tile (q6_K's and q5's split sums need more registers per row), and
 // per GEMM pass over the panels (their activations stay in L2, as the q4_0 panels' do).
 template <DType T>
@@ -91,9 +91,8 @@ HWY_INLINE void PackKPanel(const uint8_t* rows, int64_t rb, int64_t nsb, uint8_t
     const uint8_t* blk = rows + b * kStoredBlockBytes<T>;
     uint8_t* out = panel + b * kKPanelBlockBytes<T>;
     if constexpr (kIsQ5<T>) {
-      constexpr int kHigh = T == DType::kQ5_0 ? 2 : 4;  // qh after d (and m)
-      GatherDwords(blk + kHigh + 4, rb, 4, out);
-      GatherDwords(blk + kHigh, rb, 1, out + kQ5HighOffset);
+      GatherDwords(blk + kQ5QhOffset<T> + 4, rb, 4, out);
+      GatherDwords(blk + kQ5QhOffset<T>, rb, 1, out + kQ5HighOffset);
       for (int c = 0; c < kKPanelRows; ++c) {
         std::memcpy(out + kQ5DOffset + 2 * c, blk + c * rb, 2);
         if constexpr (T == DType::kQ5_1)

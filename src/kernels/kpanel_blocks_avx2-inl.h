@@ -153,10 +153,9 @@ HWY_INLINE void Q6KPanelBlock(const uint8_t* blk, const BlockQ8_K* const (&x)[R]
   }
 }
 
-// Lane c, byte i of dword lane c: 0x10 where bit 4 h + i of byte `byte` of lane c is set (h = 0
+// Lane c, byte i of dword lane c: 0x10 where bit 4 h + i of byte k of lane c is set (h = 0
 // or 1: the low or high nibble of that byte).
-HWY_INLINE __m256i Q5HighBits(__m256i qh, int byte, int h) {
-  const int k = byte;
+HWY_INLINE __m256i Q5HighBits(__m256i qh, int k, int h) {
   const __m256i pick =
       _mm256_setr_epi8(k, k, k, k, 4 + k, 4 + k, 4 + k, 4 + k, 8 + k, 8 + k, 8 + k, 8 + k, 12 + k,
                        12 + k, 12 + k, 12 + k, k, k, k, k, 4 + k, 4 + k, 4 + k, 4 + k, 8 + k, 8 + k,

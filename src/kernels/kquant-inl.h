@@ -51,6 +51,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 template <DType T>
 inline constexpr int kKBlockBytes = T == DType::kQ4_K ? 144 : (T == DType::kQ5_K ? 176 : 210);
+// q5_0 / q5_1 stored blocks: f16 d (q5_1: then f16 m), 4 bytes qh, 16 bytes qs.
+template <DType T>
+inline constexpr int kQ5QhOffset = T == DType::kQ5_0 ? 2 : 4;
+template <DType T>
+inline constexpr int kQ5BlockBytes = kQ5QhOffset<T> + 4 + 16;
 
 HWY_INLINE float LoadF16Scale(const uint8_t* p) {
   uint16_t v;
@@ -146,7 +151,7 @@ HWY_INLINE void DequantizeQ5Block(const uint8_t* blk, float* y) {
   const hn::RebindToSigned<KTagF> di;
   const hn::Rebind<uint8_t, KTagF> du8;
   const size_t n = hn::Lanes(df);
-  constexpr int kOff = T == DType::kQ5_0 ? 2 : 4;
+  constexpr int kOff = kQ5QhOffset<T>;
   const auto d = hn::Set(df, LoadF16Scale(blk));
   const auto m = hn::Set(df, T == DType::kQ5_1 ? LoadF16Scale(blk + 2) : 0.0f);
   uint32_t qh;
@@ -175,11 +180,11 @@ inline bool KDequantizeImpl(DType t, const uint8_t* src, int64_t n, float* dst) 
   switch (t) {
     case DType::kQ5_0:
       for (int64_t b = 0; b < n / 32; ++b)
-        DequantizeQ5Block<DType::kQ5_0>(src + b * 22, dst + b * 32);
+        DequantizeQ5Block<DType::kQ5_0>(src + b * kQ5BlockBytes<DType::kQ5_0>, dst + b * 32);
       return true;
     case DType::kQ5_1:
       for (int64_t b = 0; b < n / 32; ++b)
-        DequantizeQ5Block<DType::kQ5_1>(src + b * 24, dst + b * 32);
+        DequantizeQ5Block<DType::kQ5_1>(src + b * kQ5BlockBytes<DType::kQ5_1>, dst + b * 32);
       return true;
     case DType::kQ4_K:
       for (int64_t b = 0; b < nb; ++b)
@@ -421,7 +426,7 @@ HWY_INLINE void KDotTile(const uint8_t* w_row, const KActsView& x, int64_t r0, f
 // The 32 unsigned 5-bit quants of a q5_0 / q5_1 block in element order.
 template <DType T>
 HWY_INLINE __m256i UnpackQ5(const uint8_t* blk) {
-  constexpr int kOff = T == DType::kQ5_0 ? 2 : 4;
+  constexpr int kOff = kQ5QhOffset<T>;
   const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kOff + 4));
   const __m256i nibbles = _mm256_and_si256(
       _mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
@@ -444,7 +449,7 @@ HWY_INLINE __m256i UnpackQ5(const uint8_t* blk) {
 template <DType T, int R>
 HWY_INLINE void Q5DotTile(const uint8_t* w_row, const ActsView& x, int64_t r0, float* y,
                           int64_t y_stride) {
-  constexpr int kB = T == DType::kQ5_0 ? 22 : 24;
+  constexpr int kB = kQ5BlockBytes<T>;
   const int64_t nb = x.blocks();
   __m256 acc[R];
   __m128 acc_min[R];  // lane 0 (q5_1)
