@@ -1,8 +1,9 @@
 // STREAM-style read-bandwidth probe: the roofline for decode (weights streamed once per token).
-// Each thread sums its own contiguous slice of a buffer with 512-bit (or 256-bit) loads; the
-// figure is bytes read / wall time of the slowest thread, best of R passes.
-// Usage: bandwidth_bench [--mib 1024,64] [--reps 5] [--threads 1,2]
-// Prints one JSON line per (size, threads, page size): transparent huge pages (2 MiB, what an
+// Each thread sums its own contiguous slice of a buffer with 512-bit loads (portable 64-bit
+// loads without AVX-512), as one stream or as S streams read in lockstep; the figure is bytes
+// read / wall time of the slowest thread, best of R passes. The roofline is the best figure.
+// Usage: bandwidth_bench [--mib 1024,64] [--reps 5] [--threads 1,2] [--streams 1,4]
+// Prints one JSON line per (size, threads, streams, page size): transparent huge pages (2 MiB, what an
 // anonymous copy of the weights gets) and 4 KiB pages (what an mmapped model file gets).
 #include <pthread.h>
 #include <sched.h>
@@ -28,13 +29,29 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 #if defined(__x86_64__)
-__attribute__((target("avx512f"))) uint64_t SumAvx512(const uint8_t* p, size_t bytes) {
+// Reads `streams` equal parts of [p, p + bytes) in lockstep, 64 bytes of each per step. A
+// decode kernel reads several panels at once, and on some cores (Zen 4) several streams per
+// thread draw much more bandwidth than one: the probe has to measure that too.
+__attribute__((target("avx512f"))) uint64_t SumAvx512(const uint8_t* p, size_t bytes,
+                                                        int streams) {
+  const size_t part = bytes / streams / 256 * 256;
   __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i + 256 <= bytes; i += 256) {
-    a0 = _mm512_add_epi64(a0, _mm512_load_si512(p + i));
-    a1 = _mm512_add_epi64(a1, _mm512_load_si512(p + i + 64));
-    a2 = _mm512_add_epi64(a2, _mm512_load_si512(p + i + 128));
-    a3 = _mm512_add_epi64(a3, _mm512_load_si512(p + i + 192));
+  if (streams == 1) {
+    for (size_t i = 0; i + 256 <= bytes; i += 256) {
+      a0 = _mm512_add_epi64(a0, _mm512_load_si512(p + i));
+      a1 = _mm512_add_epi64(a1, _mm512_load_si512(p + i + 64));
+      a2 = _mm512_add_epi64(a2, _mm512_load_si512(p + i + 128));
+      a3 = _mm512_add_epi64(a3, _mm512_load_si512(p + i + 192));
+    }
+  } else {
+    for (size_t i = 0; i < part; i += 64) {
+      for (int s = 0; s + 4 <= streams; s += 4) {
+        a0 = _mm512_add_epi64(a0, _mm512_load_si512(p + (s + 0) * part + i));
+        a1 = _mm512_add_epi64(a1, _mm512_load_si512(p + (s + 1) * part + i));
+        a2 = _mm512_add_epi64(a2, _mm512_load_si512(p + (s + 2) * part + i));
+        a3 = _mm512_add_epi64(a3, _mm512_load_si512(p + (s + 3) * part + i));
+      }
+    }
   }
   alignas(64) uint64_t lanes[8];
   _mm512_store_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
@@ -58,10 +75,16 @@ uint64_t SumPortable(const uint8_t* p, size_t bytes) {
   return s;
 }
 
-uint64_t Sum(const uint8_t* p, size_t bytes) {
+// Sums [p, p + bytes) in `streams` parts (AVX-512 only; one stream elsewhere) and adds the
+// bytes it read to *read.
+uint64_t Sum(const uint8_t* p, size_t bytes, int streams, size_t* read) {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) return SumAvx512(p, bytes);
+  if (__builtin_cpu_supports("avx512f")) {
+    *read = streams == 1 ? bytes / 256 * 256 : bytes / streams / 256 * 256 * streams;
+    return SumAvx512(p, bytes, streams);
+  }
 #endif
+  *read = bytes / 64 * 64;
   return SumPortable(p, bytes);
 }
 
@@ -73,12 +96,14 @@ void Pin(int core) {
 }
 
 // GB/s reading `bytes` of buf with `threads` pinned threads (best of reps).
-double Measure(const uint8_t* buf, size_t bytes, int threads, int reps, uint64_t* sink) {
+double Measure(const uint8_t* buf, size_t bytes, int threads, int streams, int reps,
+               uint64_t* sink) {
   double best = 0;
   for (int r = 0; r < reps; ++r) {
     std::atomic<int> ready{0};
     std::atomic<bool> go{false};
     std::vector<double> secs(threads);
+    std::vector<size_t> read(threads);
     std::vector<std::thread> ts;
     const size_t slice = bytes / threads / 4096 * 4096;
     for (int t = 0; t < threads; ++t) {
@@ -88,7 +113,7 @@ double Measure(const uint8_t* buf, size_t bytes, int threads, int reps, uint64_t
         while (!go.load()) {
         }
         auto t0 = Clock::now();
-        uint64_t s = Sum(buf + t * slice, slice);
+        uint64_t s = Sum(buf + t * slice, slice, streams, &read[t]);
         secs[t] = std::chrono::duration<double>(Clock::now() - t0).count();
         __atomic_fetch_add(sink, s, __ATOMIC_RELAXED);
       });
@@ -98,7 +123,8 @@ double Measure(const uint8_t* buf, size_t bytes, int threads, int reps, uint64_t
     go.store(true);
     for (auto& t : ts) t.join();
     const double slowest = *std::max_element(secs.begin(), secs.end());
-    best = std::max(best, static_cast<double>(slice) * threads / slowest / 1e9);
+    const double summed = static_cast<double>(read[0]) * threads;
+    best = std::max(best, summed / slowest / 1e9);
   }
   return best;
 }
@@ -109,6 +135,7 @@ int main(int argc, char** argv) {
   std::vector<size_t> mibs = {1024, 64};
   int reps = 5;
   std::vector<int> thread_counts = {1, 2};
+  std::vector<int> stream_counts = {1, 4};
   for (int i = 1; i < argc; ++i) {
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
     auto list = [](const std::string& s) {
@@ -129,8 +156,19 @@ int main(int argc, char** argv) {
     else if (a == "--threads") {
       thread_counts.clear();
       for (size_t t : list(next())) thread_counts.push_back(static_cast<int>(t));
+    } else if (a == "--streams") {
+      stream_counts.clear();
+      for (size_t t : list(next())) {
+        if (t != 1 && t % 4 != 0) {
+          std::fprintf(stderr, "--streams: 1 or a multiple of 4\n");
+          return 2;
+        }
+        stream_counts.push_back(static_cast<int>(t));
+      }
     } else {
-      std::fprintf(stderr, "usage: bandwidth_bench [--mib 1024,64] [--reps 5] [--threads 1,2]\n");
+      std::fprintf(stderr,
+                   "usage: bandwidth_bench [--mib 1024,64] [--reps 5] [--threads 1,2] "
+                   "[--streams 1,4]\n");
       return 2;
     }
   }
@@ -144,9 +182,13 @@ int main(int argc, char** argv) {
       auto* buf = static_cast<uint8_t*>(mem);
       std::memset(buf, 1, bytes);  // fault every page in before timing
       for (int t : thread_counts) {
-        const double gbs = Measure(buf, bytes, t, reps, &sink);
-        std::printf("{\"mib\": %zu, \"threads\": %d, \"pages\": \"%s\", \"read_gb_s\": %.1f}\n",
-                    mib, t, huge ? "thp" : "4k", gbs);
+        for (int streams : stream_counts) {
+          const double gbs = Measure(buf, bytes, t, streams, reps, &sink);
+          std::printf(
+              "{\"mib\": %zu, \"threads\": %d, \"streams\": %d, \"pages\": \"%s\", "
+              "\"read_gb_s\": %.1f}\n",
+              mib, t, streams, huge ? "thp" : "4k", gbs);
+        }
       }
       munmap(mem, bytes);
     }

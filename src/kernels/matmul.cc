@@ -125,11 +125,24 @@ constexpr int64_t kChunksPerWorker = 4;
 // Activation rows quantized on the pool rather than on the calling thread from this many on.
 constexpr int64_t kParallelQuantizeRows = 16;
 
-// KILN_PREFETCH=0 turns the weight prefetch off (for measuring what it brings).
+// Whether software prefetch of the weights helps this CPU. On AMD cores with AVX-512 (Zen 4)
+// it costs: float panels decode at 27-32 tok/s with it and 43 without (Qwen2.5-0.5B bf16), the
+// one-stream quantized panels are the same either way (docs/benchmarks.md, 2026-12-04 evening);
+// on the Intel AVX-512 cores and the AVX2 targets where it was measured it helps.
+bool PrefetchHelpsThisCpu() {
+#if defined(__x86_64__)
+  return !(__builtin_cpu_is("amd") && __builtin_cpu_supports("avx512f"));
+#else
+  return true;
+#endif
+}
+
+// KILN_PREFETCH=0 / 1 turns the weight prefetch off / on (default: PrefetchHelpsThisCpu()).
 bool PrefetchEnabled() {
   static const bool enabled = [] {
     const char* v = std::getenv("KILN_PREFETCH");
-    return v == nullptr || std::strcmp(v, "0") != 0;
+    if (v == nullptr) return PrefetchHelpsThisCpu();
+    return std::strcmp(v, "0") != 0;
   }();
   return enabled;
 }

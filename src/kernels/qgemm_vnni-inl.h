@@ -1,14 +1,18 @@
 // AVX3_DL (AVX-512 VNNI) GEMM for q8_0 / q4_0 / q4_1 weights against int8 activations
 // (included by matmul-inl.h in its AVX3_DL pass only; other targets keep qdot-inl.h's tiles).
 //
-// Panel layout. A panel is 16 consecutive weight rows (output columns) of nb 32-element blocks,
-// stored as nb quant groups (block b at b * kPanelQuantBytes) followed by nb scale groups (block
-// b at nb * kPanelQuantBytes + b * kPanelScaleBytes):
+// Panel layout. A panel is 16 consecutive weight rows (output columns) of nb 32-element blocks.
+// Per block it has a quant group and a scale group:
 //   q8_0 quant group: 8 vectors of 64 bytes; vector kk, lane c = quants 4kk..4kk+3 of row c + 128.
 //   q4_0 / q4_1 quant group: 4 vectors; vector d, lane c = the 4 bytes of row c whose low nibbles
 //     are elements 4d..4d+3 and high nibbles elements 16+4d..16+4d+3 (split when loaded).
 //   scale group: the 16 rows' f16 d_w (q4_1: then their 16 f16 m_w).
+// Blocks come in runs of kPanelRunBlocks (2 for q8_0 / q4_0, 1 for q4_1; the last run of a
+// panel may be shorter): a run's quant groups, then its scale groups, so that runs are whole
+// cache lines and a panel, and consecutive panels, are one contiguous stream in k order.
 // So a panel holds exactly the bytes of its 16 rows (16 * row_bytes), rounded up to 64.
+// Why one stream: a Zen 4 core reads one stream at 30 GB/s but four interleaved ones (quants and
+// scales of two panels, the layout before) at 20 (bench/bandwidth_bench --streams 1,4).
 // One vpdpbusd of a weight vector with activation quants 4kk..4kk+3 of row r broadcast to all
 // lanes (signed) advances 16 dots at once, and after a block's 8 vectors each lane holds the
 // exact integer block dot of its column; the activation side needs no shuffles.
@@ -47,6 +51,20 @@ inline constexpr int kGemmTileRows = 8;
 inline constexpr int64_t kGemmActsBytes = 512 * 1024;
 // How far ahead of a packed panel's loads decode prefetches (bytes of the contiguous stream).
 inline constexpr int64_t kPanelPrefetchBytes = 4096;
+
+// Blocks per run of the panel layout (a run's quant groups, then its scale groups).
+template <DType T>
+inline constexpr int64_t kPanelRunBlocks = T == DType::kQ4_1 ? 1 : 2;
+
+// Where block b's quant group (first) and scale group (second) start in a panel of nb blocks.
+template <DType T>
+HWY_INLINE std::pair<int64_t, int64_t> PanelBlockOffsets(int64_t nb, int64_t b) {
+  constexpr int64_t kRun = kPanelRunBlocks<T>;
+  constexpr int64_t kQ = kPanelQuantBytes<T>, kS = kPanelScaleBytes<T>;
+  const int64_t first = b / kRun * kRun, in_run = std::min(kRun, nb - first);
+  const int64_t base = first * (kQ + kS);
+  return {base + (b - first) * kQ, base + in_run * kQ + (b - first) * kS};
+}
 
 // Bytes from one panel to the next: its 16 rows' bytes, rounded up to a cache line.
 HWY_INLINE int64_t PanelStride(int64_t row_bytes) {
@@ -191,13 +209,13 @@ HWY_INLINE void StoreTile(const __m512 (&acc)[R], float* y, int64_t y_stride, __
 template <DType T>
 HWY_INLINE void PackPanel(const uint8_t* w, int64_t rb, int64_t nb, const __m512i gather_idx,
                           uint8_t* panel) {
-  uint8_t* scales = panel + nb * kPanelQuantBytes<T>;
   for (int64_t b = 0; b < nb; ++b) {
     RawBlock<T> raw;
     LoadRawBlock<T>(w + b * kBlockBytes<T>, rb, gather_idx, raw);
-    uint8_t* q = panel + b * kPanelQuantBytes<T>;
+    const auto [q_at, s_at] = PanelBlockOffsets<T>(nb, b);
+    uint8_t* q = panel + q_at;
     for (int i = 0; i < kPanelQVecs<T>; ++i) _mm512_storeu_si512(q + 64 * i, raw.q[i]);
-    uint8_t* s = scales + b * kPanelScaleBytes<T>;
+    uint8_t* s = panel + s_at;
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(s), raw.d);
     if constexpr (T == DType::kQ4_1) _mm256_storeu_si256(reinterpret_cast<__m256i*>(s + 32), raw.m);
   }
@@ -207,36 +225,32 @@ HWY_INLINE __m512 HalfsToFloats(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// R rows of x against P consecutive panels (`stride` apart) in the panel layout (packed at load
-// or per call); cols masks the output columns of each panel.
-// prefetch > 0 (decode from memory): prefetches each panel's byte stream that far ahead.
-template <DType T, int R, int P = 1>
+// R rows of x against one panel in the panel layout (packed at load or per call); cols masks
+// the output columns of the panel.
+// prefetch > 0 (decode from memory): prefetches the panel's byte stream that far ahead.
+template <DType T, int R>
 HWY_INLINE void PanelTile(const uint8_t* panel, const TileActs& x, float* y, int64_t y_stride,
-                          __mmask16 cols, int64_t prefetch = 0, int64_t stride = 0) {
+                          __mmask16 cols, int64_t prefetch = 0) {
   constexpr int64_t kStep = kPanelQuantBytes<T> + kPanelScaleBytes<T>;
-  __m512 acc[P][R];
-  for (int p = 0; p < P; ++p) {
-    for (int r = 0; r < R; ++r) acc[p][r] = _mm512_setzero_ps();
-  }
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < x.nb; ++b) {
-#pragma GCC unroll 4
-    for (int p = 0; p < P; ++p) {
-      const uint8_t* pp = panel + p * stride;
-      if (prefetch > 0) {
-        const uint8_t* f = pp + b * kStep + prefetch;
-        for (int64_t i = 0; i < kStep; i += 64) {
-          _mm_prefetch(reinterpret_cast<const char*>(f + i), _MM_HINT_T0);
-        }
+    if (prefetch > 0) {
+      // The stream advances kStep bytes per block (runs are whole blocks).
+      const uint8_t* f = panel + b * kStep + prefetch;
+      for (int64_t i = 0; i < kStep; i += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(f + i), _MM_HINT_T0);
       }
-      const uint8_t* qb = pp + b * kPanelQuantBytes<T>;
-      const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
-      const auto w = [&qv](int kk) { return QuantVector<T>(qv, kk); };
-      const uint8_t* sb = pp + x.nb * kPanelQuantBytes<T> + b * kPanelScaleBytes<T>;
-      const __m512 mw = T == DType::kQ4_1 ? HalfsToFloats(sb + 32) : _mm512_setzero_ps();
-      BlockMath<T, R>(w, HalfsToFloats(sb), mw, x, b, acc[p]);
     }
+    const auto [q_at, s_at] = PanelBlockOffsets<T>(x.nb, b);
+    const uint8_t* qb = panel + q_at;
+    const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
+    const auto w = [&qv](int kk) { return QuantVector<T>(qv, kk); };
+    const uint8_t* sb = panel + s_at;
+    const __m512 mw = T == DType::kQ4_1 ? HalfsToFloats(sb + 32) : _mm512_setzero_ps();
+    BlockMath<T, R>(w, HalfsToFloats(sb), mw, x, b, acc);
   }
-  for (int p = 0; p < P; ++p) StoreTile<R>(acc[p], y + p * kPanelRows, y_stride, cols);
+  StoreTile<R>(acc, y, y_stride, cols);
 }
 
 // R (few) rows of x against 16 weight rows straight from the stored weights, repacked in
@@ -314,14 +328,8 @@ void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64
     const int64_t ahead = a.prefetch ? kPanelPrefetchBytes : 0;
     WithFewRows(m, [&](auto r) {
       constexpr int R = decltype(r)::value;
-      int64_t rest = n0;
-      // Single rows: two panels at a time, for twice the independent work and streams.
-      if constexpr (R == 1) {
-        for (; rest + 2 * kPanelRows <= n1; rest += 2 * kPanelRows) {
-          PanelTile<T, 1, 2>(panel(rest), acts, a.y + rest, n_out, 0xFFFF, ahead, stride);
-        }
-      }
-      ForEachPanel(rest, n1, [&](int64_t n, int, __mmask16 mask) {
+      // One panel after the other: this worker's weights are one contiguous stream.
+      ForEachPanel(n0, n1, [&](int64_t n, int, __mmask16 mask) {
         PanelTile<T, R>(panel(n), acts, a.y + n, n_out, mask, ahead);
       });
     });
