@@ -9,9 +9,16 @@ Batched decode (--batch 4,16): B sequences are each prefilled with the same prom
 step decodes one token of all B in one forward (llama.cpp: one llama_batch with B sequence ids,
 n_seq_max = B); the figure is B * N / time. Use a short prompt there (--batch-prompt).
 
+On a host whose memory bandwidth moves (a shared VM: the probe reads 33 GB/s one minute and
+55 the next), --rounds R alternates the two engines R times per file and reports medians, and
+--roofline runs the bandwidth probe (bench/bandwidth_bench) right before each Kiln decode run:
+"of roofline" = file bytes x decode tok/s / the probe's GB/s in the same minute (median over
+the rounds), i.e. the decode's share of what the memory delivered then.
+
 usage: compare_llamacpp.py MODEL.gguf [MODEL.gguf ...] [--threads 2] [--prompt 512]
-       [--decode 128] [--reps 3] [--batch 4,16] [--batch-prompt 64] [--batch-decode 32]
-       [--kv-cache-dtype auto|f32|f16|bf16] [--kiln-bench build/bench/model_bench]
+       [--decode 128] [--reps 3] [--rounds 1] [--roofline] [--batch 4,16] [--batch-prompt 64]
+       [--batch-decode 32] [--kv-cache-dtype auto|f32|f16|bf16]
+       [--kiln-bench build/bench/model_bench]
 """
 import argparse
 import json
@@ -32,6 +39,35 @@ def kiln_run(bench, model, args, batch=1, prompt=None, decode=None):
          "--batch", str(batch), "--kv-cache-dtype", args.kv_cache_dtype],
         check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def probe_gb_s(args):
+    """Best read bandwidth of args.threads threads over 1 GiB (bench/bandwidth_bench), GB/s."""
+    out = subprocess.run(
+        [args.probe, "--mib", "1024", "--reps", "3", "--threads", str(args.threads),
+         "--streams", "1"], check=True, capture_output=True, text=True).stdout
+    return max(json.loads(line)["read_gb_s"] for line in out.splitlines() if line.strip())
+
+
+def single_stream_rounds(model, args):
+    """Kiln and llama.cpp alternated args.rounds times: medians of each figure, and the decode's
+    share of the probe's bandwidth measured just before each Kiln run."""
+    kilns, llamas, shares = [], [], []
+    size = os.path.getsize(model)
+    for _ in range(args.rounds):
+        gb_s = probe_gb_s(args) if args.roofline else None
+        k = kiln_run(args.kiln_bench, model, args)
+        if gb_s:
+            shares.append(size * k["decode_tok_s"] / 1e9 / gb_s)
+        kilns.append(k)
+        llamas.append(llamacpp_run(model, args))
+    med = lambda rows, key: statistics.median(r[key] for r in rows)
+    k = dict(kilns[0], prefill_tok_s=med(kilns, "prefill_tok_s"),
+             decode_tok_s=med(kilns, "decode_tok_s"))
+    l = dict(llamas[0], prefill_tok_s=med(llamas, "prefill_tok_s"),
+             decode_tok_s=med(llamas, "decode_tok_s"))
+    k["of_roofline"] = statistics.median(shares) if shares else None
+    return k, l
 
 
 def llamacpp_batched(model, args, n_seq):
@@ -118,6 +154,10 @@ def main():
     p.add_argument("--prompt", type=int, default=512)
     p.add_argument("--decode", type=int, default=128)
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="alternate the engines this many times per file, report medians")
+    p.add_argument("--roofline", action="store_true",
+                   help="run the bandwidth probe before each Kiln run, print of roofline")
     p.add_argument("--batch", default="", help="comma-separated sequence counts, e.g. 4,16")
     p.add_argument("--batch-prompt", type=int, default=64)
     p.add_argument("--batch-decode", type=int, default=32)
@@ -128,6 +168,8 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p.add_argument("--kiln-bench", default=os.path.join(here, "..", "build", "bench",
                                                         "model_bench"))
+    p.add_argument("--probe", default=os.path.join(here, "..", "build", "bench",
+                                                   "bandwidth_bench"))
     args = p.parse_args()
     import llama_cpp
     print(f"threads={args.threads} prompt={args.prompt} decode={args.decode} reps={args.reps} "
@@ -135,17 +177,18 @@ def main():
     if not args.no_single:
         rows = []
         for model in args.models:
-            k = kiln_run(args.kiln_bench, model, args)
-            l = llamacpp_run(model, args)
+            k, l = single_stream_rounds(model, args)
             rows.append((os.path.basename(model), k, l))
-        print(f"kiln target {rows[0][1]['target']}\n")
+        print(f"kiln target {rows[0][1]['target']}, rounds {args.rounds}\n")
+        roof = " of roofline |" if args.roofline else ""
         print("| model | prefill tok/s kiln | llama.cpp | ratio "
-              "| decode tok/s kiln | llama.cpp | ratio |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+              f"| decode tok/s kiln | llama.cpp | ratio |{roof}")
+        print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if args.roofline else ""))
         for name, k, l in rows:
+            share = f" {100 * k['of_roofline']:.0f}% |" if args.roofline else ""
             print(f"| {name} | {k['prefill_tok_s']:.1f} | {l['prefill_tok_s']:.1f} | "
                   f"{k['prefill_tok_s'] / l['prefill_tok_s']:.2f} | {k['decode_tok_s']:.1f} | "
-                  f"{l['decode_tok_s']:.1f} | {k['decode_tok_s'] / l['decode_tok_s']:.2f} |")
+                  f"{l['decode_tok_s']:.1f} | {k['decode_tok_s'] / l['decode_tok_s']:.2f} |{share}")
     sizes = [int(b) for b in args.batch.split(",") if b]
     if sizes:
         print(f"\nbatched decode: prompt {args.batch_prompt} per sequence, "
