@@ -3,8 +3,8 @@
 // loads without AVX-512), as one stream or as S streams read in lockstep; the figure is bytes
 // read / wall time of the slowest thread, best of R passes. The roofline is the best figure.
 // Usage: bandwidth_bench [--mib 1024,64] [--reps 5] [--threads 1,2] [--streams 1,4]
-// Prints one JSON line per (size, threads, streams, page size): transparent huge pages (2 MiB, what an
-// anonymous copy of the weights gets) and 4 KiB pages (what an mmapped model file gets).
+// Prints one JSON line per (size, threads, streams, page size): transparent huge pages (2 MiB, what
+// an anonymous copy of the weights gets) and 4 KiB pages (what an mmapped model file gets).
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -32,8 +32,7 @@ using Clock = std::chrono::steady_clock;
 // Reads `streams` equal parts of [p, p + bytes) in lockstep, 64 bytes of each per step. A
 // decode kernel reads several panels at once, and on some cores (Zen 4) several streams per
 // thread draw much more bandwidth than one: the probe has to measure that too.
-__attribute__((target("avx512f"))) uint64_t SumAvx512(const uint8_t* p, size_t bytes,
-                                                        int streams) {
+__attribute__((target("avx512f"))) uint64_t SumAvx512(const uint8_t* p, size_t bytes, int streams) {
   const size_t part = bytes / streams / 256 * 256;
   __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
   if (streams == 1) {

@@ -11,9 +11,9 @@ n_seq_max = B); the figure is B * N / time. Use a short prompt there (--batch-pr
 
 On a host whose memory bandwidth moves (a shared VM: the probe reads 33 GB/s one minute and
 55 the next), --rounds R alternates the two engines R times per file and reports medians, and
---roofline runs the bandwidth probe (bench/bandwidth_bench) right before each Kiln decode run:
-"of roofline" = file bytes x decode tok/s / the probe's GB/s in the same minute (median over
-the rounds), i.e. the decode's share of what the memory delivered then.
+--roofline runs the bandwidth probe (bench/bandwidth_bench) right before and right after each
+Kiln run: "of roofline" = file bytes x decode tok/s / the better of the two probes (median over
+the rounds), i.e. the decode's share of what the memory delivered in those minutes.
 
 usage: compare_llamacpp.py MODEL.gguf [MODEL.gguf ...] [--threads 2] [--prompt 512]
        [--decode 128] [--reps 3] [--rounds 1] [--roofline] [--batch 4,16] [--batch-prompt 64]
@@ -51,13 +51,15 @@ def probe_gb_s(args):
 
 def single_stream_rounds(model, args):
     """Kiln and llama.cpp alternated args.rounds times: medians of each figure, and the decode's
-    share of the probe's bandwidth measured just before each Kiln run."""
+    share of the better of the bandwidth probes taken just before and after each Kiln run."""
     kilns, llamas, shares = [], [], []
     size = os.path.getsize(model)
     for _ in range(args.rounds):
-        gb_s = probe_gb_s(args) if args.roofline else None
+        before = probe_gb_s(args) if args.roofline else None
         k = kiln_run(args.kiln_bench, model, args)
-        if gb_s:
+        if before:
+            # The memory delivered at least the better of the two probes in this window.
+            gb_s = max(before, probe_gb_s(args))
             shares.append(size * k["decode_tok_s"] / 1e9 / gb_s)
         kilns.append(k)
         llamas.append(llamacpp_run(model, args))
@@ -157,7 +159,7 @@ def main():
     p.add_argument("--rounds", type=int, default=1,
                    help="alternate the engines this many times per file, report medians")
     p.add_argument("--roofline", action="store_true",
-                   help="run the bandwidth probe before each Kiln run, print of roofline")
+                   help="run the bandwidth probe around each Kiln run, print of roofline")
     p.add_argument("--batch", default="", help="comma-separated sequence counts, e.g. 4,16")
     p.add_argument("--batch-prompt", type=int, default=64)
     p.add_argument("--batch-decode", type=int, default=32)

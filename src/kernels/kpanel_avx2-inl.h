@@ -1,7 +1,8 @@
 // AVX2 MatMul for q4_K / q6_K weights against q8_K activations and q5_0 / q5_1 weights against
-// q8_0 / q8_1 activations, on 8-row panels (included by kquant-inl.h in its AVX2 pass only; the
-// other targets keep the row kernels there): layouts, packing and the loops over panels; the
-// per-block kernels and their numerics are in kpanel_blocks_avx2-inl.h.
+// q8_0 / q8_1 activations, on 8-row panels (included by kquant-inl.h in its AVX2 and AVX3_DL
+// passes; AVX3_DL uses them for q5_0 / q5_1 only, see UsesKPanels there; the other targets keep
+// the row kernels): layouts, packing and the loops over panels; the per-block kernels and their
+// numerics are in kpanel_blocks_avx2-inl.h.
 //
 // Panel layout. A panel is 8 consecutive weight rows (output columns) of nb blocks (256-element
 // super-blocks, or 32-element q5 blocks); block b of a panel sits at b * kKPanelBlockBytes<T>.

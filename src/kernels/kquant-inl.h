@@ -589,16 +589,28 @@ inline void QuantizeActsQ8KImpl(const float* x, int64_t rows, const KActsView& o
   for (int64_t i = 0; i < blocks; ++i) QuantizeQ8KBlock(x + i * kQK_K, out.blocks[i]);
 }
 
-#if HWY_TARGET == HWY_AVX2
+// The panels are 256-bit code. AVX3_DL runs them for q5_0 / q5_1, where they beat its row
+// kernels on Zen 4 (Qwen2.5-0.5B Q4_K_M, mostly q5_0: prefill +30%, decode +15-70% in
+// alternated runs), and keeps its VNNI row kernels for q4_K / q6_K, which prefilled Llama-3.2-1B
+// Q4_K_M about 10% faster than the panels and decoded it the same (docs/benchmarks.md).
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3_DL
 #define KILN_KPANELS 1
 #include "kernels/kpanel_avx2-inl.h"
 #else
 #define KILN_KPANELS 0
 #endif
 
+// Whether this target runs weights of type t on the panels of kpanel_avx2-inl.h.
+inline constexpr bool UsesKPanels(DType t) {
+  if (!KILN_KPANELS) return false;
+  const bool q5 = t == DType::kQ5_0 || t == DType::kQ5_1;
+  return q5 || (HWY_TARGET == HWY_AVX2 && (t == DType::kQ4_K || t == DType::kQ6_K));
+}
+
 // Bytes of w packed for this target's kernels (0: this target reads the stored layout).
 inline uint64_t KPackedBytesImpl(const Matrix& w) {
 #if KILN_KPANELS
+  if (!UsesKPanels(w.dtype)) return 0;
   if (w.dtype == DType::kQ4_K) return KPanelBytes<DType::kQ4_K>(w);
   if (w.dtype == DType::kQ6_K) return KPanelBytes<DType::kQ6_K>(w);
   if (w.dtype == DType::kQ5_0) return KPanelBytes<DType::kQ5_0>(w);
@@ -610,6 +622,7 @@ inline uint64_t KPackedBytesImpl(const Matrix& w) {
 
 inline void KPackImpl(const Matrix& w, uint8_t* dst) {
 #if KILN_KPANELS
+  if (!UsesKPanels(w.dtype)) return;
   if (w.dtype == DType::kQ4_K) PackKPanelMatrix<DType::kQ4_K>(w, dst);
   if (w.dtype == DType::kQ6_K) PackKPanelMatrix<DType::kQ6_K>(w, dst);
   if (w.dtype == DType::kQ5_0) PackKPanelMatrix<DType::kQ5_0>(w, dst);
@@ -620,46 +633,36 @@ inline void KPackImpl(const Matrix& w, uint8_t* dst) {
 #endif
 }
 
+// Runs y[:, n0:n1) of weights of type T: on the panels where this target uses them.
+template <DType T>
+HWY_INLINE void KMatMulRowsOf(const KMatMulArgs& a, int64_t n0, int64_t n1) {
+#if KILN_KPANELS
+  if constexpr (UsesKPanels(T)) {
+    if (a.panels) {
+      KPanelMatMulRows<T>(a, n0, n1);
+      return;
+    }
+  }
+#endif
+  KMatMulRows<T>(a, n0, n1);
+}
+
 inline void KMatMulRowsImpl(const KMatMulArgs& a, int64_t n0, int64_t n1) {
   switch (a.w->dtype) {
     case DType::kQ4_K:
-#if KILN_KPANELS
-      if (a.panels) {
-        KPanelMatMulRows<DType::kQ4_K>(a, n0, n1);
-        break;
-      }
-#endif
-      KMatMulRows<DType::kQ4_K>(a, n0, n1);
+      KMatMulRowsOf<DType::kQ4_K>(a, n0, n1);
       break;
     case DType::kQ5_K:
       KMatMulRows<DType::kQ5_K>(a, n0, n1);
       break;
     case DType::kQ6_K:
-#if KILN_KPANELS
-      if (a.panels) {
-        KPanelMatMulRows<DType::kQ6_K>(a, n0, n1);
-        break;
-      }
-#endif
-      KMatMulRows<DType::kQ6_K>(a, n0, n1);
+      KMatMulRowsOf<DType::kQ6_K>(a, n0, n1);
       break;
     case DType::kQ5_0:
-#if KILN_KPANELS
-      if (a.panels) {
-        KPanelMatMulRows<DType::kQ5_0>(a, n0, n1);
-        break;
-      }
-#endif
-      KMatMulRows<DType::kQ5_0>(a, n0, n1);
+      KMatMulRowsOf<DType::kQ5_0>(a, n0, n1);
       break;
     case DType::kQ5_1:
-#if KILN_KPANELS
-      if (a.panels) {
-        KPanelMatMulRows<DType::kQ5_1>(a, n0, n1);
-        break;
-      }
-#endif
-      KMatMulRows<DType::kQ5_1>(a, n0, n1);
+      KMatMulRowsOf<DType::kQ5_1>(a, n0, n1);
       break;
     default:
       break;

@@ -29,9 +29,9 @@
 // the same 8 int32 lanes and take the same f32 steps as llama.cpp's AVX2 vec_dot kernels, so
 // their results are bit-identical to ggml_vec_dot_q*_K_q8_K (checked against llama.cpp's
 // libggml-cpu); the scalar twins below differ from them only in the order of the f32 sums.
-// Exception: on AVX2, q4_K, q6_K, q5_0 and q5_1 run on 8-row panels packed at load
-// (kpanel_avx2-inl.h; KILN_QGEMM=0 restores the row kernels), whose exact integer block sums
-// take one f32 step per block and row: within float rounding of the twins, not bit-identical.
+// Exception: on AVX2, q4_K, q6_K, q5_0 and q5_1 (on AVX3_DL q5_0, q5_1) run on 8-row panels packed
+// at load (kpanel_avx2-inl.h; KILN_QGEMM=0 restores the row kernels), whose exact integer block
+// sums take one f32 step per block and row: within float rounding of the twins, not bit-identical.
 //
 // q5_0 / q5_1 live here too: llama.cpp's K-quant mixes (Q4_K_M, Q5_K_M, ...) fall back to them
 // for tensors whose rows are not whole super-blocks (SmolLM2-135M's 576 columns, for one).
@@ -88,7 +88,7 @@ struct KMatMulArgs {
   ActsView acts;              // [m, K] q8_0 / q8_1 activations (q5_0 / q5_1 weights)
   int64_t m = 0;
   float* y = nullptr;  // [m, N]
-  bool panels = true;  // AVX2: the panel kernels where they exist (KILN_QGEMM=0: row kernels)
+  bool panels = true;  // the panel kernels where they exist (KILN_QGEMM=0: row kernels)
 };
 
 // Quantizes x [rows, k] to q8_K (see above). SIMD, dispatched; exact: bit-identical to the
@@ -96,8 +96,8 @@ struct KMatMulArgs {
 void QuantizeActsQ8K(const float* x, int64_t rows, const KActsView& out);
 
 // Packed layouts of HasKQuantKernels weights for this CPU's kernels (ops.h's PackedMatrixBytes
-// and PackMatrix forward here): q4_K, q6_K, q5_0, q5_1 on AVX2 (kpanel_avx2-inl.h); 0 bytes:
-// read as stored.
+// and PackMatrix forward here): q4_K, q6_K, q5_0, q5_1 on AVX2, q5_0, q5_1 on AVX3_DL
+// (kpanel_avx2-inl.h); 0 bytes: read as stored.
 uint64_t KQuantPackedBytes(const Matrix& w);
 void KQuantPack(const Matrix& w, uint8_t* dst);
 
