@@ -189,7 +189,7 @@ void FloatPanelRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) {
   const int64_t k = a.w->cols, n_out = a.w->rows, m = a.m;
   if (m == 1) {
     // Decode: one pass over this worker's weights, prefetched ahead.
-    const int64_t ahead = a.prefetch ? kFloatPrefetchBytes : 0;
+    const int64_t ahead = a.float_decode_prefetch ? kFloatPrefetchBytes : 0;
     FloatPanelColumns<WT, 1, kFloatDecodePanels>(a, a.x, a.y, n0, n1, ahead);
     return;
   }

@@ -125,24 +125,30 @@ constexpr int64_t kChunksPerWorker = 4;
 // Activation rows quantized on the pool rather than on the calling thread from this many on.
 constexpr int64_t kParallelQuantizeRows = 16;
 
-// Whether software prefetch of the weights helps this CPU. On AMD cores with AVX-512 (Zen 4)
-// it costs: float panels decode at 27-32 tok/s with it and 43 without (Qwen2.5-0.5B bf16), the
-// one-stream quantized panels are the same either way (docs/benchmarks.md, 2026-12-04 evening);
-// on the Intel AVX-512 cores and the AVX2 targets where it was measured it helps.
-bool PrefetchHelpsThisCpu() {
-#if defined(__x86_64__)
-  return !(__builtin_cpu_is("amd") && __builtin_cpu_supports("avx512f"));
-#else
-  return true;
-#endif
-}
+// KILN_PREFETCH=0 / 1 turns the weight prefetch off / on everywhere (for measuring what it
+// brings); unset, each kernel uses it where it was measured to help.
+const char* PrefetchOverride() { return std::getenv("KILN_PREFETCH"); }
 
-// KILN_PREFETCH=0 / 1 turns the weight prefetch off / on (default: PrefetchHelpsThisCpu()).
 bool PrefetchEnabled() {
   static const bool enabled = [] {
-    const char* v = std::getenv("KILN_PREFETCH");
-    if (v == nullptr) return PrefetchHelpsThisCpu();
-    return std::strcmp(v, "0") != 0;
+    const char* v = PrefetchOverride();
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return enabled;
+}
+
+// Single-row decode over float panels: on AMD cores with AVX-512 (Zen 4) the prefetch costs a
+// third (Qwen2.5-0.5B bf16: 27-32 tok/s with it, 43 without: the hardware prefetchers keep up
+// with the panels' streams there), while batched rows (m = 2, 4) still gain 15-30% from it
+// (docs/benchmarks.md, "A Zen 4 host"). Elsewhere it was measured to help and stays on.
+bool FloatDecodePrefetchEnabled() {
+  static const bool enabled = [] {
+    if (PrefetchOverride() != nullptr) return PrefetchEnabled();
+#if defined(__x86_64__)
+    return !(__builtin_cpu_is("amd") && __builtin_cpu_supports("avx512f"));
+#else
+    return true;
+#endif
   }();
   return enabled;
 }
@@ -203,6 +209,7 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
     args[i].m = m;
     args[i].y = outs[i].y;
     args[i].prefetch = PrefetchEnabled();
+    args[i].float_decode_prefetch = FloatDecodePrefetchEnabled();
     args[i].qgemm = QGemmEnabled();
     first_row[i + 1] = first_row[i] + w.rows;
     any_quantized = any_quantized || IsQuantized(w.dtype);

@@ -13,8 +13,9 @@ struct MatMulArgs {
   const float* x = nullptr;   // [m, K] f32 activations (read by f32/f16/bf16 weights)
   ActsView acts;              // [m, K] quantized activations (read by quantized weights)
   int64_t m = 0;
-  float* y = nullptr;    // [m, N]
-  bool prefetch = true;  // software prefetch of weights ahead of the first x tile
+  float* y = nullptr;                 // [m, N]
+  bool prefetch = true;               // software prefetch of weights ahead of the first x tile
+  bool float_decode_prefetch = true;  // the same for float panels at m = 1 (matmul.cc)
   bool qgemm = true;  // quantized weights on AVX3_DL / AVX2: the panel kernels (KILN_QGEMM=0: off)
 };
 
