@@ -590,9 +590,10 @@ inline void QuantizeActsQ8KImpl(const float* x, int64_t rows, const KActsView& o
 }
 
 // The panels are 256-bit code. AVX3_DL runs them for q5_0 / q5_1, where they beat its row
-// kernels on Zen 4 (Qwen2.5-0.5B Q4_K_M, mostly q5_0: prefill +30%, decode +15-70% in
-// alternated runs), and keeps its VNNI row kernels for q4_K / q6_K, which prefilled Llama-3.2-1B
-// Q4_K_M about 10% faster than the panels and decoded it the same (docs/benchmarks.md).
+// kernels on Zen 4 (Qwen2.5-0.5B Q4_K_M, mostly q5_0: prefill 137-183 -> 174-258 tok/s, decode
+// 54-68 -> 63-92 in alternated runs), and keeps its VNNI row kernels for q4_K / q6_K, which
+// prefilled Llama-3.2-1B Q4_K_M faster than the panels in three of three rounds and decoded it
+// the same (docs/benchmarks.md, "K-quant mixes on Zen 4").
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3_DL
 #define KILN_KPANELS 1
 #include "kernels/kpanel_avx2-inl.h"
