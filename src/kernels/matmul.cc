@@ -32,9 +32,11 @@
 #include "hwy/highway.h"
 
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() as unused merge sources, which
-// -Wmaybe-uninitialized reports once they are inlined into the tile loops (false positive).
+// -Wmaybe-uninitialized (and at -O1, inlined into a lambda, -Wuninitialized) reports once they
+// are inlined into the tile loops (false positives).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 // AVX3_DL code gets AVX-512 VNNI (Highway 1.0.3's AVX3_DL target string lacks it, although its
 // runtime check requires it). Everything up to the pop below must be compiled with it, since
