@@ -188,7 +188,7 @@ template <typename WT>
 void FloatPanelRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) {
   const int64_t k = a.w->cols, n_out = a.w->rows, m = a.m;
   if (m == 1) {
-    // Decode: one pass over this worker's weights, prefetched ahead.
+    // Decode: one pass over this worker's weights, prefetched ahead where that helps (matmul.cc).
     const int64_t ahead = a.float_decode_prefetch ? kFloatPrefetchBytes : 0;
     FloatPanelColumns<WT, 1, kFloatDecodePanels>(a, a.x, a.y, n0, n1, ahead);
     return;
