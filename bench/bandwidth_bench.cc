@@ -29,14 +29,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 #if defined(__x86_64__)
-// Reads `streams` equal parts of [p, p + bytes) in lockstep, 64 bytes of each per step. A
-// decode kernel reads several panels at once, and on some cores (Zen 4) several streams per
-// thread draw much more bandwidth than one: the probe has to measure that too.
-__attribute__((target("avx512f"))) uint64_t SumAvx512(const uint8_t* p, size_t bytes, int streams) {
+// Reads `streams` equal parts of [p, p + bytes) in lockstep, 64 bytes of each per step, and
+// sets *read to the bytes it read. A decode kernel may read several panels at once, and how a
+// core draws bandwidth depends on the stream count (Zen 4: one stream is fastest).
+__attribute__((target("avx512f"))) uint64_t SumAvx512(const uint8_t* p, size_t bytes, int streams,
+                                                      size_t* read) {
   const size_t part = bytes / streams / 256 * 256;
+  *read = part * streams;
   __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
   if (streams == 1) {
-    for (size_t i = 0; i + 256 <= bytes; i += 256) {
+    for (size_t i = 0; i < part; i += 256) {
       a0 = _mm512_add_epi64(a0, _mm512_load_si512(p + i));
       a1 = _mm512_add_epi64(a1, _mm512_load_si512(p + i + 64));
       a2 = _mm512_add_epi64(a2, _mm512_load_si512(p + i + 128));
@@ -74,14 +76,11 @@ uint64_t SumPortable(const uint8_t* p, size_t bytes) {
   return s;
 }
 
-// Sums [p, p + bytes) in `streams` parts (AVX-512 only; one stream elsewhere) and adds the
-// bytes it read to *read.
+// Sums [p, p + bytes) in `streams` parts (AVX-512 only; one stream elsewhere) and sets *read to
+// the bytes it read.
 uint64_t Sum(const uint8_t* p, size_t bytes, int streams, size_t* read) {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) {
-    *read = streams == 1 ? bytes / 256 * 256 : bytes / streams / 256 * 256 * streams;
-    return SumAvx512(p, bytes, streams);
-  }
+  if (__builtin_cpu_supports("avx512f")) return SumAvx512(p, bytes, streams, read);
 #endif
   *read = bytes / 64 * 64;
   return SumPortable(p, bytes);

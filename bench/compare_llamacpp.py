@@ -49,6 +49,12 @@ def probe_gb_s(args):
     return max(json.loads(line)["read_gb_s"] for line in out.splitlines() if line.strip())
 
 
+def medians(runs):
+    """The first run's fields, with prefill and decode tok/s the medians over all runs."""
+    return dict(runs[0], **{key: statistics.median(r[key] for r in runs)
+                            for key in ("prefill_tok_s", "decode_tok_s")})
+
+
 def single_stream_rounds(model, args):
     """Kiln and llama.cpp alternated args.rounds times: medians of each figure, and the decode's
     share of the better of the bandwidth probes taken just before and after each Kiln run."""
@@ -63,11 +69,7 @@ def single_stream_rounds(model, args):
             shares.append(size * k["decode_tok_s"] / 1e9 / gb_s)
         kilns.append(k)
         llamas.append(llamacpp_run(model, args))
-    med = lambda rows, key: statistics.median(r[key] for r in rows)
-    k = dict(kilns[0], prefill_tok_s=med(kilns, "prefill_tok_s"),
-             decode_tok_s=med(kilns, "decode_tok_s"))
-    l = dict(llamas[0], prefill_tok_s=med(llamas, "prefill_tok_s"),
-             decode_tok_s=med(llamas, "decode_tok_s"))
+    k, l = medians(kilns), medians(llamas)
     k["of_roofline"] = statistics.median(shares) if shares else None
     return k, l
 
