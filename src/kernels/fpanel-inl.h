@@ -15,9 +15,11 @@
 //
 // Numerics, per (x row r, weight row n), identical for every M, tile shape, lane and thread:
 //   acc = 0; acc = fma(f32(w[n][k]), x[r][k], acc) for k = 0, 1, ..., K - 1 in order; y = acc.
-// Every op is lane-wise, so a row's result depends on nothing else in its tile (batch
-// invariance). Against the scalar twin only the rounding differs (it multiplies and adds
-// separately).
+// (bf16 weights: x arrives rounded to bf16, matmul.cc; with AVX512_BF16 each pair of k is one
+// vdpbf16ps, Bf16DotPanelTile: both products are exact in f32, only the order of the two adds
+// is the instruction's.) Every op is lane-wise, so a row's result depends on nothing else in
+// its tile (batch invariance). Against the scalar twin only the rounding differs (it
+// multiplies and adds separately).
 // No include guard: matmul-inl.h includes it once per target pass, inside its own guard.
 
 HWY_BEFORE_NAMESPACE();
@@ -85,57 +87,15 @@ inline constexpr int64_t kFloatPrefetchBytes = 4096;
 // x rows per pass over the panels: a pass's activations (rows x K floats) stay in L2.
 inline constexpr int64_t kFloatPassBytes = 512 * 1024;
 
-// acc[r][p] += step s of P panels (p0 + p * stride) against x rows r < R at element e = k.
-template <typename WT, int R, int P>
-struct FloatPanelTile {
+// The R x P accumulator vectors of a register tile and their store.
+template <int R, int P>
+struct PanelAccumulators {
   using V = hn::Vec<FloatTag>;
   V acc[R][P];
 
   HWY_INLINE void Zero() {
     for (int r = 0; r < R; ++r) {
       for (int p = 0; p < P; ++p) acc[r][p] = hn::Zero(FloatTag());
-    }
-  }
-
-  // One weight vector w of every panel times x[r][e] (broadcast) into every accumulator.
-  HWY_INLINE void Fma(const V (&w)[P], const float* x, int64_t x_stride, int64_t e) {
-    const FloatTag df;
-    for (int r = 0; r < R; ++r) {
-      const V xv = hn::Set(df, x[r * x_stride + e]);
-      for (int p = 0; p < P; ++p) acc[r][p] = hn::MulAdd(w[p], xv, acc[r][p]);
-    }
-  }
-
-  // Runs the whole K of panels at `panel` (P of them, `stride` apart) against x [R, k].
-  // prefetch > 0: prefetches each panel's stream that many bytes ahead.
-  HWY_INLINE void Run(const uint8_t* panel, int64_t stride, const float* x, int64_t k,
-                      int64_t prefetch) {
-    const FloatTag df;
-    const int64_t step_bytes = FloatStepBytes<WT>();
-    const int64_t steps = FloatPanelSteps<WT>(k);
-    Zero();
-    for (int64_t s = 0; s < steps; ++s) {
-      const uint8_t* at = panel + s * step_bytes;
-      if (prefetch > 0 && (s * step_bytes) % 64 == 0) {
-        for (int p = 0; p < P; ++p) hwy::Prefetch(at + p * stride + prefetch);
-      }
-      V w[P];
-      if constexpr (std::is_same_v<WT, hwy::bfloat16_t>) {
-        const hn::RebindToUnsigned<FloatTag> du;
-        V hi[P];
-        for (int p = 0; p < P; ++p) {
-          const auto pair = hn::LoadU(du, reinterpret_cast<const uint32_t*>(at + p * stride));
-          w[p] = hn::BitCast(df, hn::ShiftLeft<16>(pair));
-          hi[p] = hn::BitCast(df, hn::And(pair, hn::Set(du, 0xFFFF0000u)));
-        }
-        Fma(w, x, k, 2 * s);
-        if (2 * s + 1 < k) Fma(hi, x, k, 2 * s + 1);
-      } else {
-        for (int p = 0; p < P; ++p) {
-          w[p] = LoadWeights(df, reinterpret_cast<const WT*>(at + p * stride));
-        }
-        Fma(w, x, k, s);
-      }
     }
   }
 
@@ -158,43 +118,149 @@ struct FloatPanelTile {
   }
 };
 
-// y[r, n0:n1) for x rows [R, k] from the panels of w.packed, whole panels P at a time.
+// acc[r][p] += step s of P panels (p0 + p * stride) against f32 x rows r < R (x_stride floats
+// apart) at element e = k.
 template <typename WT, int R, int P>
-HWY_INLINE void FloatPanelColumns(const MatMulArgs& a, const float* x, float* y, int64_t n0,
-                                  int64_t n1, int64_t prefetch) {
+struct FloatPanelTile : PanelAccumulators<R, P> {
+  using typename PanelAccumulators<R, P>::V;
+  using PanelAccumulators<R, P>::acc;
+  using PanelAccumulators<R, P>::Zero;
+  using XType = float;
+
+  // One weight vector w of every panel times x[r][e] (broadcast) into every accumulator.
+  HWY_INLINE void Fma(const V (&w)[P], const float* x, int64_t x_stride, int64_t e) {
+    const FloatTag df;
+    for (int r = 0; r < R; ++r) {
+      const V xv = hn::Set(df, x[r * x_stride + e]);
+      for (int p = 0; p < P; ++p) acc[r][p] = hn::MulAdd(w[p], xv, acc[r][p]);
+    }
+  }
+
+  // Runs the whole K of panels at `panel` (P of them, `stride` apart) against x [R, k].
+  // prefetch > 0: prefetches each panel's stream that many bytes ahead.
+  HWY_INLINE void Run(const uint8_t* panel, int64_t stride, const float* x, int64_t x_stride,
+                      int64_t k, int64_t prefetch) {
+    const FloatTag df;
+    const int64_t step_bytes = FloatStepBytes<WT>();
+    const int64_t steps = FloatPanelSteps<WT>(k);
+    Zero();
+    for (int64_t s = 0; s < steps; ++s) {
+      const uint8_t* at = panel + s * step_bytes;
+      if (prefetch > 0 && (s * step_bytes) % 64 == 0) {
+        for (int p = 0; p < P; ++p) hwy::Prefetch(at + p * stride + prefetch);
+      }
+      V w[P];
+      if constexpr (std::is_same_v<WT, hwy::bfloat16_t>) {
+        const hn::RebindToUnsigned<FloatTag> du;
+        V hi[P];
+        for (int p = 0; p < P; ++p) {
+          const auto pair = hn::LoadU(du, reinterpret_cast<const uint32_t*>(at + p * stride));
+          w[p] = hn::BitCast(df, hn::ShiftLeft<16>(pair));
+          hi[p] = hn::BitCast(df, hn::And(pair, hn::Set(du, 0xFFFF0000u)));
+        }
+        Fma(w, x, x_stride, 2 * s);
+        if (2 * s + 1 < k) Fma(hi, x, x_stride, 2 * s + 1);
+      } else {
+        for (int p = 0; p < P; ++p) {
+          w[p] = LoadWeights(df, reinterpret_cast<const WT*>(at + p * stride));
+        }
+        Fma(w, x, x_stride, s);
+      }
+    }
+  }
+};
+
+// FloatPanelTile with its weight type bound, as the Tile<R, P> of PanelColumns.
+template <typename WT>
+struct FloatTileOf {
+  template <int R, int P>
+  using Tile = FloatPanelTile<WT, R, P>;
+};
+
+#if HWY_TARGET == HWY_AVX3_DL
+// The bf16 panels with AVX512_BF16 (matmul.cc compiles AVX3_DL code with it and sets
+// MatMulArgs::bf16_dot only on CPUs that have it): acc[r][p] += one vdpbf16ps of panel p's step
+// (L pairs) and x row r's pair s broadcast, against two FMAs plus the shift and mask that widen
+// the pair in FloatPanelTile: half the instructions per multiply-add.
+template <int R, int P>
+struct Bf16DotPanelTile : PanelAccumulators<R, P> {
+  using PanelAccumulators<R, P>::acc;
+  using PanelAccumulators<R, P>::Zero;
+  using XType = uint32_t;  // bf16 pairs (MatMulArgs::x_bf16)
+
+  HWY_INLINE void Run(const uint8_t* panel, int64_t stride, const uint32_t* x, int64_t x_stride,
+                      int64_t k, int64_t prefetch) {
+    const int64_t steps = FloatPanelSteps<hwy::bfloat16_t>(k);
+    static_assert(sizeof(__m512i) == 64);  // one step = one cache line
+    Zero();
+    for (int64_t s = 0; s < steps; ++s) {
+      const uint8_t* at = panel + s * 64;
+      __m512i w[P];
+      for (int p = 0; p < P; ++p) {
+        if (prefetch > 0) hwy::Prefetch(at + p * stride + prefetch);
+        w[p] = _mm512_loadu_si512(at + p * stride);
+      }
+      for (int r = 0; r < R; ++r) {
+        const __m512i xv = _mm512_set1_epi32(static_cast<int>(x[r * x_stride + s]));
+        for (int p = 0; p < P; ++p) {
+          acc[r][p].raw = _mm512_dpbf16_ps(acc[r][p].raw, reinterpret_cast<__m512bh>(w[p]),
+                                           reinterpret_cast<__m512bh>(xv));
+        }
+      }
+    }
+  }
+};
+#endif
+
+// x rows as a tile reads them: f32 (K floats apart) or bf16 pairs (ceil(K / 2) dwords apart).
+template <typename XT>
+struct PanelX {
+  const XT* data;
+  int64_t stride;
+  const XT* Row(int64_t r) const { return data + r * stride; }
+};
+
+// y[r, n0:n1) for x rows [R, k] from the panels of w.packed, whole panels P at a time.
+// Tile<R, P>: FloatPanelTile or Bf16DotPanelTile.
+template <template <int, int> class Tile, int R, int P>
+HWY_INLINE void PanelColumns(const MatMulArgs& a, int64_t panel_stride,
+                             PanelX<typename Tile<R, P>::XType> x, int64_t r0, int64_t n0,
+                             int64_t n1, int64_t prefetch) {
   const int64_t k = a.w->cols, n_out = a.w->rows, lanes = FloatPanelRows();
-  const int64_t stride = FloatPanelStride<WT>(k);
-  FloatPanelTile<WT, R, P> tile;
-  FloatPanelTile<WT, R, 1> one;
+  float* y = a.y + r0 * n_out;
+  Tile<R, P> tile;
+  Tile<R, 1> one;
   int64_t n = n0 / lanes * lanes;
   while (n < n1) {
-    const uint8_t* panel = a.w->packed + n / lanes * stride;
+    const uint8_t* panel = a.w->packed + n / lanes * panel_stride;
     const int64_t lo = std::max<int64_t>(0, n0 - n);
     if (lo == 0 && n + P * lanes <= n1) {
-      tile.Run(panel, stride, x, k, prefetch);
+      tile.Run(panel, panel_stride, x.Row(r0), x.stride, k, prefetch);
       tile.Store(y + n, n_out, 0, lanes);
       n += P * lanes;
     } else {
       // A panel only partly in [n0, n1), or fewer than P whole panels left.
-      one.Run(panel, stride, x, k, prefetch);
+      one.Run(panel, panel_stride, x.Row(r0), x.stride, k, prefetch);
       one.Store(y + n, n_out, lo, std::min(lanes, n1 - n));
       n += lanes;
     }
   }
 }
 
-// The packed float MatMul: y[:, n0:n1) (one worker's share of the output rows).
-template <typename WT>
-void FloatPanelRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) {
-  const int64_t k = a.w->cols, n_out = a.w->rows, m = a.m;
+// The panel MatMul y[:, n0:n1) (one worker's share of the output rows) with Tile.
+template <template <int, int> class Tile>
+HWY_INLINE void PanelRows(const MatMulArgs& a, int64_t panel_stride,
+                          PanelX<typename Tile<1, 1>::XType> x, int64_t n0, int64_t n1) {
+  const int64_t m = a.m;
   if (m == 1) {
     // Decode: one pass over this worker's weights, prefetched ahead where that helps (matmul.cc).
     const int64_t ahead = a.float_decode_prefetch ? kFloatPrefetchBytes : 0;
-    FloatPanelColumns<WT, 1, kFloatDecodePanels>(a, a.x, a.y, n0, n1, ahead);
+    PanelColumns<Tile, 1, kFloatDecodePanels>(a, panel_stride, x, 0, n0, n1, ahead);
     return;
   }
   constexpr int R = kFloatGemmRows;
-  const int64_t pass_rows = std::max<int64_t>(R, kFloatPassBytes / (4 * k) / R * R);
+  const int64_t row_bytes = x.stride * static_cast<int64_t>(sizeof(*x.data));
+  const int64_t pass_rows = std::max<int64_t>(R, kFloatPassBytes / row_bytes / R * R);
   for (int64_t p0 = 0; p0 < m; p0 += pass_rows) {
     const int64_t p1 = std::min(m, p0 + pass_rows);
     // Weight panels of one group stay in L2 while all x tiles of the pass sweep them.
@@ -205,22 +271,34 @@ void FloatPanelRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) {
       const auto ahead = [&](int64_t r) { return a.prefetch && r == p0 ? kFloatPrefetchBytes : 0; };
       int64_t r = p0;
       for (; r + R <= p1; r += R) {
-        FloatPanelColumns<WT, R, kFloatGemmPanels>(a, a.x + r * k, a.y + r * n_out, g0, g1,
-                                                   ahead(r));
+        PanelColumns<Tile, R, kFloatGemmPanels>(a, panel_stride, x, r, g0, g1, ahead(r));
       }
       // 2 or 3 rows left (batched decode of a few sequences): one more pass over the group
       // for 2 of them rather than one per row.
       if (r + 2 <= p1) {
-        FloatPanelColumns<WT, 2, kFloatGemmPanels>(a, a.x + r * k, a.y + r * n_out, g0, g1,
-                                                   ahead(r));
+        PanelColumns<Tile, 2, kFloatGemmPanels>(a, panel_stride, x, r, g0, g1, ahead(r));
         r += 2;
       }
       for (; r < p1; ++r) {
-        FloatPanelColumns<WT, 1, kFloatGemmPanels>(a, a.x + r * k, a.y + r * n_out, g0, g1,
-                                                   ahead(r));
+        PanelColumns<Tile, 1, kFloatGemmPanels>(a, panel_stride, x, r, g0, g1, ahead(r));
       }
     }
   }
+}
+
+// The packed float MatMul: y[:, n0:n1) (one worker's share of the output rows).
+template <typename WT>
+void FloatPanelRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) {
+  const int64_t k = a.w->cols, panel_stride = FloatPanelStride<WT>(k);
+#if HWY_TARGET == HWY_AVX3_DL
+  if constexpr (std::is_same_v<WT, hwy::bfloat16_t>) {
+    if (a.bf16_dot) {
+      PanelRows<Bf16DotPanelTile>(a, panel_stride, {a.x_bf16, FloatPanelSteps<WT>(k)}, n0, n1);
+      return;
+    }
+  }
+#endif
+  PanelRows<FloatTileOf<WT>::template Tile>(a, panel_stride, {a.x, k}, n0, n1);
 }
 
 // Writes w's panels (ceil(rows / L) of FloatPanelStride bytes) to dst.

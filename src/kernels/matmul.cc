@@ -39,13 +39,15 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 // AVX3_DL code gets AVX-512 VNNI (Highway 1.0.3's AVX3_DL target string lacks it, although its
-// runtime check requires it). Everything up to the pop below must be compiled with it, since
-// always-inline functions cannot cross target-option boundaries; ordinary headers, including
-// those the -inl.h files use, must all be included above, or their inline functions would be
-// compiled for AVX-512 too.
+// runtime check requires it) and AVX512_BF16, which AVX3_DL CPUs may lack (Ice Lake): only the
+// vdpbf16ps panels use it (fpanel-inl.h, the compiler emits no BF16 instruction by itself), and
+// they run only where BF16DotEnabled() found it. Everything up to the pop below must be compiled
+// with these, since always-inline functions cannot cross target-option boundaries; ordinary
+// headers, including those the -inl.h files use, must all be included above, or their inline
+// functions would be compiled for AVX-512 too.
 #if HWY_TARGET == HWY_AVX3_DL
 #pragma GCC push_options
-#pragma GCC target("avx512vnni")
+#pragma GCC target("avx512vnni,avx512bf16")
 #define KILN_AVX512VNNI_PRAGMA 1
 #endif
 
@@ -155,6 +157,59 @@ bool FloatDecodePrefetchEnabled() {
   return enabled;
 }
 
+// bf16 weights on AVX3_DL CPUs with AVX512_BF16 run on vdpbf16ps (fpanel-inl.h); KILN_BF16DOT=0
+// keeps them on f32 FMAs over the same bf16-rounded activations (for measuring what it brings).
+bool BF16DotEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("KILN_BF16DOT");
+    if (v != nullptr && std::strcmp(v, "0") == 0) return false;
+#if defined(__x86_64__)
+    return __builtin_cpu_supports("avx512bf16") != 0;
+#else
+    return false;
+#endif
+  }();
+  return enabled;
+}
+
+// Activations of bf16 weights, rounded to bf16 once per MatMulMulti call and kept by the calling
+// thread (workers only read them during the call): as f32 for the FMA kernels and as pairs for
+// the vdpbf16ps panels (MatMulArgs::x, x_bf16).
+class Bf16ActsBuffer {
+ public:
+  // x [m, k] rounded; the pool rounds large m.
+  void Round(const float* x, int64_t m, int64_t k, ThreadPool& pool) {
+    const int64_t pairs = (k + 1) / 2;
+    if (static_cast<int64_t>(rounded_.size()) < m * k) rounded_.resize(m * k);
+    if (static_cast<int64_t>(pairs_.size()) < m * pairs) pairs_.resize(m * pairs);
+    const auto round = [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        RoundRow(x + r * k, k, rounded_.data() + r * k, pairs_.data() + r * pairs);
+      }
+    };
+    if (m >= kParallelQuantizeRows) {
+      SplitRange(pool, m, 1, round);
+    } else {
+      round(0, m);
+    }
+  }
+  const float* Rounded() const { return rounded_.data(); }
+  const uint32_t* Pairs() const { return pairs_.data(); }
+
+ private:
+  static void RoundRow(const float* x, int64_t k, float* rounded, uint32_t* pairs) {
+    for (int64_t i = 0; i < k; ++i) rounded[i] = Bf16ToF32(F32ToBf16(x[i]));
+    for (int64_t j = 0; j < k / 2; ++j) {
+      pairs[j] = uint32_t{F32ToBf16(rounded[2 * j])} | uint32_t{F32ToBf16(rounded[2 * j + 1])}
+                                                           << 16;
+    }
+    if (k % 2 != 0) pairs[k / 2] = F32ToBf16(rounded[k - 1]);
+  }
+
+  std::vector<float> rounded_;
+  std::vector<uint32_t> pairs_;
+};
+
 bool IsQuantized(DType t) { return t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kQ4_1; }
 bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
@@ -200,7 +255,7 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
   // One MatMulArgs per weight, and where each one's rows start in the concatenated row range.
   std::array<MatMulArgs, kMaxMatMulOutputs> args;
   std::array<int64_t, kMaxMatMulOutputs + 1> first_row{};
-  bool any_quantized = false;
+  bool any_quantized = false, any_bf16 = false;
   for (int64_t i = 0; i < count; ++i) {
     const Matrix& w = *outs[i].w;
     CheckMatMul(w, m);
@@ -213,11 +268,23 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
     args[i].prefetch = PrefetchEnabled();
     args[i].float_decode_prefetch = FloatDecodePrefetchEnabled();
     args[i].qgemm = QGemmEnabled();
+    args[i].bf16_dot = BF16DotEnabled();
     first_row[i + 1] = first_row[i] + w.rows;
     any_quantized = any_quantized || IsQuantized(w.dtype);
+    any_bf16 = any_bf16 || w.dtype == DType::kBF16;
   }
   const int64_t total_rows = first_row[count];
   if (m == 0 || total_rows == 0) return;
+  if (any_bf16) {
+    // bf16 weights multiply x rounded to bf16, on every target (ops.h).
+    thread_local Bf16ActsBuffer bf16_acts;
+    bf16_acts.Round(x, m, outs[0].w->cols, pool);
+    for (int64_t i = 0; i < count; ++i) {
+      if (args[i].w->dtype != DType::kBF16) continue;
+      args[i].x = bf16_acts.Rounded();
+      args[i].x_bf16 = bf16_acts.Pairs();
+    }
+  }
   if (any_quantized) {
     // Owned by the calling thread; workers only read it during this call.
     thread_local ActsBuffer buffer;

@@ -10,13 +10,18 @@ namespace kiln::kernels {
 
 struct MatMulArgs {
   const Matrix* w = nullptr;  // [N, K]
-  const float* x = nullptr;   // [m, K] f32 activations (read by f32/f16/bf16 weights)
-  ActsView acts;              // [m, K] quantized activations (read by quantized weights)
+  // [m, K] f32 activations (read by f32/f16 weights; for bf16 weights already rounded to bf16)
+  const float* x = nullptr;
+  // bf16 weights only: the same rounded x as bf16 pairs, [m, ceil(K / 2)] dwords (low half
+  // x[2j], high half x[2j + 1]; odd K: high half of the last pair 0), for the vdpbf16ps panels.
+  const uint32_t* x_bf16 = nullptr;
+  ActsView acts;  // [m, K] quantized activations (read by quantized weights)
   int64_t m = 0;
   float* y = nullptr;                 // [m, N]
   bool prefetch = true;               // software prefetch of weights ahead of the first x tile
   bool float_decode_prefetch = true;  // the same for float panels at m = 1 (matmul.cc)
   bool qgemm = true;  // quantized weights on AVX3_DL / AVX2: the panel kernels (KILN_QGEMM=0: off)
+  bool bf16_dot = false;  // bf16 panels on AVX3_DL with AVX512_BF16: vdpbf16ps (matmul.cc)
 };
 
 // KILN_QGEMM=0 runs quantized weights through the row kernels instead of the panels (for

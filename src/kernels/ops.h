@@ -28,7 +28,10 @@ struct Matrix {
 };
 
 // y[M, N] = x[M, K] · W[N, K]^T (a Linear layer without bias).
-// f32/f16/bf16 W: f32 products and accumulation.
+// f32/f16 W: f32 products and accumulation.
+// bf16 W: x is first rounded to bf16 (nearest even), as llama.cpp and bf16 hardware do; the
+// products of two bf16 are exact in f32, the accumulation is f32 (on CPUs with AVX512_BF16 by
+// vdpbf16ps, two multiply-adds per lane and instruction).
 // Quantized W (q8_0, q4_0, q4_1): each x row is first quantized to 8-bit blocks of 32 exactly as
 // llama.cpp's x86 quantize_row_q8_0/q8_1 do (d = amax/127 stored as f16, q = round-half-even
 // of x*127/amax, q8_1's s = f16(d*sum q); see quantize.h), then the dot is done in integers per
@@ -51,11 +54,12 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
 
 // Repacking at load. On AVX-512 VNNI CPUs q8_0 / q4_0 / q4_1 weights are read as 16-row panels
 // (matmul's qgemm_vnni-inl.h), on AVX2 as 8-row panels (qpanel_avx2-inl.h); packing them once
-// at load turns decode's strided row streams and per-call repacking into one contiguous stream. On AVX2 and AVX-512 f32 / f16 / bf16
-// weights are read as panels of one f32 vector's lanes of rows (fpanel-inl.h), a few long
-// streams per worker instead of short row streams. PackedMatrixBytes: bytes of w's packed
-// copy on this CPU (about w's own size), or 0 when the active target reads `data` as stored.
-// PackMatrix writes it to dst (64-byte aligned); the caller then points w.packed at it.
+// at load turns decode's strided row streams and per-call repacking into one contiguous stream. On
+// AVX2 and AVX-512 f32 / f16 / bf16 weights are read as panels of one f32 vector's lanes of rows
+// (fpanel-inl.h), a few long streams per worker instead of short row streams. PackedMatrixBytes:
+// bytes of w's packed copy on this CPU (about w's own size), or 0 when the active target reads
+// `data` as stored. PackMatrix writes it to dst (64-byte aligned); the caller then points w.packed
+// at it.
 uint64_t PackedMatrixBytes(const Matrix& w);
 void PackMatrix(const Matrix& w, uint8_t* dst);
 

@@ -216,12 +216,17 @@ void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& /*
   CheckBlocks(w.dtype, w.cols);
   const int64_t n_out = w.rows, k = w.cols;
   if (w.dtype == DType::kF32 || w.dtype == DType::kF16 || w.dtype == DType::kBF16) {
+    // bf16 weights multiply x rounded to bf16 (ops.h).
+    std::vector<float> xs(x, x + m * k);
+    if (w.dtype == DType::kBF16) {
+      for (float& v : xs) v = Bf16ToF32(F32ToBf16(v));
+    }
     std::vector<float> row(k);
     for (int64_t n = 0; n < n_out; ++n) {
       scalar::DequantizeRow(w, n, row.data());
       for (int64_t r = 0; r < m; ++r) {
         float acc = 0.0f;
-        for (int64_t i = 0; i < k; ++i) acc += x[r * k + i] * row[i];
+        for (int64_t i = 0; i < k; ++i) acc += xs[r * k + i] * row[i];
         y[r * n_out + n] = acc;
       }
     }

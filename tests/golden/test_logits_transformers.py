@@ -13,7 +13,9 @@ must give the same logits as the one-pass prefill.
 
 The reference is the transformers model with the eager attention, in float32. For the bf16
 files the reference is the model loaded from those bf16 files and upcast to float32 (weights
-rounded to bf16, math in f32), which is what Kiln does.
+rounded to bf16, math in f32) with the input of every Linear rounded to bf16 too: which is what
+Kiln does (its bf16 MatMul multiplies bf16-rounded activations, as llama.cpp and bf16 hardware
+do; kernels/ops.h).
 """
 
 from __future__ import annotations
@@ -116,11 +118,17 @@ class ModelCache:
             self._built[arch_key] = self._build(arch_key)
         return self._built[arch_key]
 
-    def _reference(self, path: Path, ids: list[int]) -> np.ndarray:
+    def _reference(self, path: Path, ids: list[int], bf16_linear_inputs: bool = False) -> np.ndarray:
         torch, tf = self.torch, self.transformers
         model = tf.AutoModelForCausalLM.from_pretrained(
             path, dtype=torch.float32, attn_implementation="eager")
         model.eval()
+        if bf16_linear_inputs:
+            def round_input(_module, args):
+                return (args[0].to(torch.bfloat16).to(torch.float32),) + tuple(args[1:])
+            for module in model.modules():
+                if isinstance(module, torch.nn.Linear):
+                    module.register_forward_pre_hook(round_input)
         with torch.no_grad():
             logits = model(input_ids=torch.tensor([ids], dtype=torch.long)).logits[0]
         assert logits.shape == (len(ids), VOCAB)
@@ -148,7 +156,7 @@ class ModelCache:
         bf16 = d / "bf16"
         copy.deepcopy(model).to(torch.bfloat16).save_pretrained(bf16, safe_serialization=True)
         out["dirs"]["bf16"] = bf16
-        out["ref"]["bf16"] = self._reference(bf16, ids)
+        out["ref"]["bf16"] = self._reference(bf16, ids, bf16_linear_inputs=True)
 
         if key == SHARDED_ARCH:
             sharded = d / "sharded"
