@@ -8,9 +8,10 @@
 #include "util/error.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Kiln: LLM inference for CPUs (generate now; serve, export, launch, bench, top "
-               "are on the way)",
-               "kiln"};
+  CLI::App app{
+      "Kiln: LLM inference for CPUs (generate, serve, bench; export, launch and top are "
+      "on the way)",
+      "kiln"};
   app.set_version_flag("--version", "kiln 0.1.0");
   app.require_subcommand(1);
   kiln::AddGenerateCommand(app);

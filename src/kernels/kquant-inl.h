@@ -19,6 +19,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -337,17 +338,72 @@ HWY_INLINE __m256 ToFloat(__m256i v) { return _mm256_cvtepi32_ps(v); }
 
 #else  // AVX3, AVX3_DL: 64 elements per step in 512-bit registers.
 
+// The super-block's scales as int16 words, widened once: q4_K / q5_K words 0-7, q6_K 0-15
+// (the words above are never selected by StepScales).
+template <DType T>
+HWY_INLINE __m512i WideScales(const KScales& s) {
+  if constexpr (T == DType::kQ6_K) return _mm512_castsi256_si512(_mm256_cvtepi8_epi16(s.sc));
+  return _mm512_castsi128_si512(_mm_cvtepu8_epi16(s.sc));
+}
+
+// GroupScales of groups 2 j and 2 j + 1 side by side (the scales of elements 64 j .. 64 j +
+// 63's int16 pair sums): one word permutation of WideScales. Word i takes scale 2 j + i / 16
+// (q4_K / q5_K) or 4 j + i / 8 (q6_K, 16 elements per scale).
+template <DType T>
+HWY_INLINE __m512i StepScales(__m512i wide, int j) {
+  alignas(64) static constexpr auto kIdx = [] {
+    std::array<std::array<int16_t, 32>, 4> idx{};
+    for (int jj = 0; jj < 4; ++jj) {
+      for (int i = 0; i < 32; ++i) {
+        idx[jj][i] = static_cast<int16_t>(T == DType::kQ6_K ? 4 * jj + i / 8 : 2 * jj + i / 16);
+      }
+    }
+    return idx;
+  }();
+  return _mm512_permutexvar_epi16(_mm512_load_si512(kIdx[j].data()), wide);
+}
+
+// Elements 64 j .. 64 j + 63 as unsigned quants in one register (Unpack64's w0 and w1).
+// q4_K: the 32 bytes broadcast to both halves, the upper half shifted right by 4 per word
+// (its high nibbles), then masked.
+template <DType T>
+HWY_INLINE __m512i Unpack64Wide(const uint8_t* blk, int j) {
+  if constexpr (T == DType::kQ6_K) {
+    // Unpack64's q6_K steps on both halves at once: ql's 64 bytes (w0's 32, then w1's) and qh's
+    // 32 in both halves, shifted per half (even j: left by 4 / 2; odd j: right by 0 / 2).
+    const int h = j / 2;
+    const __m512i l = _mm512_loadu_si512(blk + offsetof(BlockQ6_K, ql) + 64 * h);
+    const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(blk + offsetof(BlockQ6_K, qh) + 32 * h)));
+    const __m512i by2 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    const __m512i lo = j % 2 == 0 ? l : _mm512_srli_epi16(l, 4);
+    const __m512i hi = j % 2 == 0
+                           ? _mm512_sllv_epi16(qh, _mm512_sub_epi16(_mm512_set1_epi16(4), by2))
+                           : _mm512_srlv_epi16(qh, by2);
+    return _mm512_or_si512(_mm512_and_si512(lo, _mm512_set1_epi8(0x0F)),
+                           _mm512_and_si512(hi, _mm512_set1_epi8(0x30)));
+  } else if constexpr (T == DType::kQ4_K) {
+    const __m256i raw = _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(blk + offsetof(BlockQ4_K, qs) + 32 * j));
+    const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+    return _mm512_and_si512(_mm512_srlv_epi16(_mm512_broadcast_i64x4(raw), shifts),
+                            _mm512_set1_epi8(0x0F));
+  } else {
+    __m256i w0, w1;
+    Unpack64<T>(blk, j, w0, w1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(w0), w1, 1);
+  }
+}
+
 template <DType T, int R>
 HWY_INLINE void SuperBlockSums(const uint8_t* blk, const KScales& s, const BlockQ8_K* const* xb,
                                __m256i (&sumi)[R]) {
   __m512i acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
+  const __m512i wide = WideScales<T>(s);
   for (int j = 0; j < 4; ++j) {
-    __m256i w0, w1;
-    Unpack64<T>(blk, j, w0, w1);
-    const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(w0), w1, 1);
-    const __m512i scales = _mm512_inserti64x4(_mm512_castsi256_si512(GroupScales<T>(s, 2 * j)),
-                                              GroupScales<T>(s, 2 * j + 1), 1);
+    const __m512i w = Unpack64Wide<T>(blk, j);
+    const __m512i scales = StepScales<T>(wide, j);
     for (int r = 0; r < R; ++r) {
       const __m512i x = _mm512_loadu_si512(xb[r]->qs + 64 * j);
       __m512i pairs = _mm512_maddubs_epi16(w, x);
