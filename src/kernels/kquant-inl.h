@@ -363,9 +363,9 @@ HWY_INLINE __m512i StepScales(__m512i wide, int j) {
   return _mm512_permutexvar_epi16(_mm512_load_si512(kIdx[j].data()), wide);
 }
 
-// Elements 64 j .. 64 j + 63 as unsigned quants in one register (Unpack64's w0 and w1).
-// q4_K: the 32 bytes broadcast to both halves, the upper half shifted right by 4 per word
-// (its high nibbles), then masked.
+// Elements 64 j .. 64 j + 63 as unsigned quants in one register (Unpack64's w0 and w1 side by
+// side). q4_K and q6_K build both halves at once from broadcast loads and per-half shift
+// counts; q5_K joins Unpack64's two halves.
 template <DType T>
 HWY_INLINE __m512i Unpack64Wide(const uint8_t* blk, int j) {
   if constexpr (T == DType::kQ6_K) {
@@ -383,6 +383,7 @@ HWY_INLINE __m512i Unpack64Wide(const uint8_t* blk, int j) {
     return _mm512_or_si512(_mm512_and_si512(lo, _mm512_set1_epi8(0x0F)),
                            _mm512_and_si512(hi, _mm512_set1_epi8(0x30)));
   } else if constexpr (T == DType::kQ4_K) {
+    // The 32 bytes in both halves; the upper half's words shifted right by 4 (high nibbles).
     const __m256i raw = _mm256_loadu_si256(
         reinterpret_cast<const __m256i*>(blk + offsetof(BlockQ4_K, qs) + 32 * j));
     const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
