@@ -13,7 +13,10 @@ On a host whose memory bandwidth moves (a shared VM: the probe reads 33 GB/s one
 55 the next), --rounds R alternates the two engines R times per file and reports medians, and
 --roofline runs the bandwidth probe (bench/bandwidth_bench) right before and right after each
 Kiln run: "of roofline" = file bytes x decode tok/s / the better of the two probes (median over
-the rounds), i.e. the decode's share of what the memory delivered in those minutes.
+the rounds), i.e. the decode's share of what the memory delivered in those minutes. With
+rounds, each ratio is the median of the rounds' own ratios (each round's Kiln and llama.cpp
+runs are adjacent in time, their order alternating), and the decode ratio of every round is
+printed too: the spread is the noise.
 
 usage: compare_llamacpp.py MODEL.gguf [MODEL.gguf ...] [--threads 2] [--prompt 512]
        [--decode 128] [--reps 3] [--rounds 1] [--roofline] [--batch 4,16] [--batch-prompt 64]
@@ -56,21 +59,34 @@ def medians(runs):
 
 
 def single_stream_rounds(model, args):
-    """Kiln and llama.cpp alternated args.rounds times: medians of each figure, and the decode's
-    share of the better of the bandwidth probes taken just before and after each Kiln run."""
+    """Kiln and llama.cpp alternated args.rounds times (Kiln first in even rounds, llama.cpp
+    first in odd ones, so a steady drift of the host favours neither): medians of each figure,
+    the ratios of each round's adjacent pair (prefill_ratios, decode_ratios; their medians are
+    the table's ratios), and the decode's share of the better of the bandwidth probes taken
+    just before and after each Kiln run."""
     kilns, llamas, shares = [], [], []
     size = os.path.getsize(model)
-    for _ in range(args.rounds):
+
+    def kiln_with_probes():
         before = probe_gb_s(args) if args.roofline else None
         k = kiln_run(args.kiln_bench, model, args)
         if before:
             # The memory delivered at least the better of the two probes in this window.
             gb_s = max(before, probe_gb_s(args))
             shares.append(size * k["decode_tok_s"] / 1e9 / gb_s)
-        kilns.append(k)
-        llamas.append(llamacpp_run(model, args))
+        return k
+
+    for i in range(args.rounds):
+        if i % 2 == 0:
+            kilns.append(kiln_with_probes())
+            llamas.append(llamacpp_run(model, args))
+        else:
+            llamas.append(llamacpp_run(model, args))
+            kilns.append(kiln_with_probes())
     k, l = medians(kilns), medians(llamas)
     k["of_roofline"] = statistics.median(shares) if shares else None
+    for key in ("prefill", "decode"):
+        k[f"{key}_ratios"] = [a[f"{key}_tok_s"] / b[f"{key}_tok_s"] for a, b in zip(kilns, llamas)]
     return k, l
 
 
@@ -159,7 +175,8 @@ def main():
     p.add_argument("--decode", type=int, default=128)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--rounds", type=int, default=1,
-                   help="alternate the engines this many times per file, report medians")
+                   help="alternate the engines this many times per file, report medians "
+                        "(ratios: median of each round's paired ratio)")
     p.add_argument("--roofline", action="store_true",
                    help="run the bandwidth probe around each Kiln run, print of roofline")
     p.add_argument("--batch", default="", help="comma-separated sequence counts, e.g. 4,16")
@@ -184,15 +201,23 @@ def main():
             k, l = single_stream_rounds(model, args)
             rows.append((os.path.basename(model), k, l))
         print(f"kiln target {rows[0][1]['target']}, rounds {args.rounds}\n")
+        if args.rounds > 1:
+            print("ratio: median of the rounds' paired ratios; per round: decode ratios in "
+                  "round order\n")
         roof = " of roofline |" if args.roofline else ""
+        per_round = " decode ratio per round |" if args.rounds > 1 else ""
         print("| model | prefill tok/s kiln | llama.cpp | ratio "
-              f"| decode tok/s kiln | llama.cpp | ratio |{roof}")
-        print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if args.roofline else ""))
+              f"| decode tok/s kiln | llama.cpp | ratio |{roof}{per_round}")
+        print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if args.roofline else "") +
+              ("---|" if args.rounds > 1 else ""))
         for name, k, l in rows:
             share = f" {100 * k['of_roofline']:.0f}% |" if args.roofline else ""
+            rounds = (" " + " / ".join(f"{r:.2f}" for r in k["decode_ratios"]) + " |"
+                      if args.rounds > 1 else "")
             print(f"| {name} | {k['prefill_tok_s']:.1f} | {l['prefill_tok_s']:.1f} | "
-                  f"{k['prefill_tok_s'] / l['prefill_tok_s']:.2f} | {k['decode_tok_s']:.1f} | "
-                  f"{l['decode_tok_s']:.1f} | {k['decode_tok_s'] / l['decode_tok_s']:.2f} |{share}")
+                  f"{statistics.median(k['prefill_ratios']):.2f} | {k['decode_tok_s']:.1f} | "
+                  f"{l['decode_tok_s']:.1f} | {statistics.median(k['decode_ratios']):.2f} |"
+                  f"{share}{rounds}")
     sizes = [int(b) for b in args.batch.split(",") if b]
     if sizes:
         print(f"\nbatched decode: prompt {args.batch_prompt} per sequence, "
