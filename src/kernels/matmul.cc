@@ -197,13 +197,17 @@ class Bf16ActsBuffer {
   const uint32_t* Pairs() const { return pairs_.data(); }
 
  private:
+  // Each element converted once: its bf16 bits go to the pair, their f32 value to `rounded`.
   static void RoundRow(const float* x, int64_t k, float* rounded, uint32_t* pairs) {
-    for (int64_t i = 0; i < k; ++i) rounded[i] = Bf16ToF32(F32ToBf16(x[i]));
-    for (int64_t j = 0; j < k / 2; ++j) {
-      pairs[j] = uint32_t{F32ToBf16(rounded[2 * j])} | uint32_t{F32ToBf16(rounded[2 * j + 1])}
-                                                           << 16;
+    for (int64_t i = 0; i < k; ++i) {
+      const uint16_t b = F32ToBf16(x[i]);
+      rounded[i] = Bf16ToF32(b);
+      if (i % 2 == 0) {
+        pairs[i / 2] = b;
+      } else {
+        pairs[i / 2] |= uint32_t{b} << 16;
+      }
     }
-    if (k % 2 != 0) pairs[k / 2] = F32ToBf16(rounded[k - 1]);
   }
 
   std::vector<float> rounded_;

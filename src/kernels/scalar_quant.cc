@@ -217,9 +217,12 @@ void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& /*
   const int64_t n_out = w.rows, k = w.cols;
   if (w.dtype == DType::kF32 || w.dtype == DType::kF16 || w.dtype == DType::kBF16) {
     // bf16 weights multiply x rounded to bf16 (ops.h).
-    std::vector<float> xs(x, x + m * k);
+    std::vector<float> rounded;
+    const float* xs = x;
     if (w.dtype == DType::kBF16) {
-      for (float& v : xs) v = Bf16ToF32(F32ToBf16(v));
+      rounded.resize(m * k);
+      for (int64_t i = 0; i < m * k; ++i) rounded[i] = Bf16ToF32(F32ToBf16(x[i]));
+      xs = rounded.data();
     }
     std::vector<float> row(k);
     for (int64_t n = 0; n < n_out; ++n) {

@@ -118,7 +118,8 @@ class ModelCache:
             self._built[arch_key] = self._build(arch_key)
         return self._built[arch_key]
 
-    def _reference(self, path: Path, ids: list[int], bf16_linear_inputs: bool = False) -> np.ndarray:
+    def _reference(self, path: Path, ids: list[int],
+                   bf16_linear_inputs: bool = False) -> np.ndarray:
         torch, tf = self.torch, self.transformers
         model = tf.AutoModelForCausalLM.from_pretrained(
             path, dtype=torch.float32, attn_implementation="eager")
