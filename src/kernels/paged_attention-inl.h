@@ -266,6 +266,51 @@ HWY_NOINLINE void AccumulateV(D d, const T* const* vp, int valid, int dim, const
   }
 }
 
+// One key block (positions p0 .. p0 + kKeyBlock - 1, rows kp / vp) for every row of the task
+// that reaches it: the online-softmax step, then the V accumulation with rows paired.
+template <typename T, class D>
+HWY_INLINE void AttendBlock(D d, const float* q, const int64_t* pos, const AttentionShape& s,
+                            const attn::Task& task, int64_t p0, const T* const* kp,
+                            const T* const* vp, float* m, float* lsum, float* w, float* c,
+                            float* acc) {
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  const int dim = s.head_dim, group = s.n_heads / s.n_kv_heads;
+  const int64_t head0 = static_cast<int64_t>(task.kv_head) * group;  // the task's first head
+  for (int64_t t = 0; t < task.token_end - task.token_begin; ++t) {
+    const int64_t pt = pos[task.token_begin + t];
+    if (pt < p0) continue;
+    const int valid = static_cast<int>(std::min<int64_t>(kKeyBlock, pt + 1 - p0));
+    const int64_t r0 = t * group;  // this token's rows r0 .. r0 + group - 1
+    const float* qt = q + ((task.token_begin + t) * s.n_heads + head0) * dim;
+    for (int g = 0; g < group; ++g) {
+      c[g] = SoftmaxStep(d, qt + g * dim, kp, valid, dim, s.scale, p0 == 0, &m[r0 + g],
+                         &lsum[(r0 + g) * lanes], &w[g * kKeyBlock]);
+    }
+    for (int g = 0; g < group; g += 2) {
+      float* a = &acc[(r0 + g) * dim];
+      if (g + 1 < group) {
+        AccumulateV<2>(d, vp, valid, dim, &w[g * kKeyBlock], &w[(g + 1) * kKeyBlock], c[g],
+                       c[g + 1], a, a + dim);
+      } else {
+        AccumulateV<1>(d, vp, valid, dim, &w[g * kKeyBlock], nullptr, c[g], 1.0f, a, nullptr);
+      }
+    }
+  }
+}
+
+// dst [n, dim] = rows src[0 .. n) widened to f32 (exact for f16 / bf16), kp[j] = dst + j * dim.
+template <typename T, class D>
+HWY_INLINE void WidenRows(D d, const T* const* src, int n, int dim, float* dst, const float** kp) {
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  for (int j = 0; j < n; ++j) {
+    float* row = dst + j * dim;
+    int i = 0;
+    for (; i + lanes <= dim; i += lanes) hn::StoreU(LoadWeights(d, src[j] + i), d, row + i);
+    for (; i < dim; ++i) row[i] = WeightToF32(src[j] + i);
+    kp[j] = row;
+  }
+}
+
 // Runs one task: rows r = (t - token_begin) * group + g for query head kv_head * group + g.
 template <typename T>
 void AttendTask(const float* q, const int64_t* pos, const PagedKv& kv, const AttentionShape& s,
@@ -278,7 +323,8 @@ void AttendTask(const float* q, const int64_t* pos, const PagedKv& kv, const Att
   const int64_t rows = n_tok * group;
   // Per-thread scratch, grown to the largest task seen: acc [rows, dim], lsum [rows, lanes],
   // m [rows]; one token's weights w [group, kKeyBlock] and factors c [group].
-  thread_local std::vector<float> acc, lsum, m, w, c;
+  // kf, vf [kKeyBlock, dim]: the current key block widened to f32 (f16 / bf16 K/V only).
+  thread_local std::vector<float> acc, lsum, m, w, c, kf, vf;
   acc.assign(rows * dim, 0.0f);
   lsum.assign(rows * lanes, 0.0f);
   m.assign(rows, -INFINITY);
@@ -292,6 +338,17 @@ void AttendTask(const float* q, const int64_t* pos, const PagedKv& kv, const Att
   const int64_t head_off = static_cast<int64_t>(task.kv_head) * dim;
   const T* kp[kKeyBlock];
   const T* vp[kKeyBlock];
+  // Prefill tasks (several query tokens) with f16 / bf16 K/V read each key block widened to f32
+  // once (kf / vf, rows kw / vw) rather than converting it again for every row: the same values,
+  // so the same results. Decode rows (one token: 1 to 8 rows per key block) convert on the fly:
+  // widening first measured no faster there, and slower for 3 or 4 rows (bench/attention_bench).
+  const bool widen = !std::is_same_v<T, float> && n_tok > 1;
+  if (widen) {
+    kf.resize(kKeyBlock * dim);
+    vf.resize(kKeyBlock * dim);
+  }
+  const float* kw[kKeyBlock];
+  const float* vw[kKeyBlock];
   for (int64_t p0 = 0; p0 <= last; p0 += kKeyBlock) {
     const int nk = static_cast<int>(std::min<int64_t>(kKeyBlock, last + 1 - p0));
     for (int j = 0; j < nk; ++j) {
@@ -301,25 +358,14 @@ void AttendTask(const float* q, const int64_t* pos, const PagedKv& kv, const Att
       kp[j] = k_base + row;
       vp[j] = v_base + row;
     }
-    for (int64_t t = 0; t < n_tok; ++t) {
-      const int64_t pt = pos[task.token_begin + t];
-      if (pt < p0) continue;
-      const int valid = static_cast<int>(std::min<int64_t>(kKeyBlock, pt + 1 - p0));
-      const int64_t r0 = t * group;  // this token's rows r0 .. r0 + group - 1
-      const float* qt = q + ((task.token_begin + t) * s.n_heads + task.kv_head * group) * dim;
-      for (int g = 0; g < group; ++g) {
-        c[g] = SoftmaxStep(d, qt + g * dim, kp, valid, dim, s.scale, p0 == 0, &m[r0 + g],
-                           &lsum[(r0 + g) * lanes], &w[g * kKeyBlock]);
-      }
-      for (int g = 0; g < group; g += 2) {
-        float* a = &acc[(r0 + g) * dim];
-        if (g + 1 < group) {
-          AccumulateV<2>(d, vp, valid, dim, &w[g * kKeyBlock], &w[(g + 1) * kKeyBlock], c[g],
-                         c[g + 1], a, a + dim);
-        } else {
-          AccumulateV<1>(d, vp, valid, dim, &w[g * kKeyBlock], nullptr, c[g], 1.0f, a, nullptr);
-        }
-      }
+    if (widen) {
+      WidenRows(d, kp, nk, dim, kf.data(), kw);
+      WidenRows(d, vp, nk, dim, vf.data(), vw);
+      AttendBlock(d, q, pos, s, task, p0, kw, vw, m.data(), lsum.data(), w.data(), c.data(),
+                  acc.data());
+    } else {
+      AttendBlock(d, q, pos, s, task, p0, kp, vp, m.data(), lsum.data(), w.data(), c.data(),
+                  acc.data());
     }
   }
 
