@@ -342,7 +342,10 @@ void AttendTask(const float* q, const int64_t* pos, const PagedKv& kv, const Att
   // once (kf / vf, rows kw / vw) rather than converting it again for every row: the same values,
   // so the same results. Decode rows (one token: 1 to 8 rows per key block) convert on the fly:
   // widening first measured no faster there, and slower for 3 or 4 rows (bench/attention_bench).
-  const bool widen = !std::is_same_v<T, float> && n_tok > 1;
+  // Only for head_dim a multiple of the vector: the scalar tail loops of Scores / AccumulateV
+  // may be contracted into FMAs differently for float and for half rows, so a widened prefill
+  // row could differ in its last bits from the same row decoded alone (batch invariance).
+  const bool widen = !std::is_same_v<T, float> && n_tok > 1 && dim % lanes == 0;
   if (widen) {
     kf.resize(kKeyBlock * dim);
     vf.resize(kKeyBlock * dim);

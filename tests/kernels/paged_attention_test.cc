@@ -170,8 +170,13 @@ TEST(PagedAttention, MultiSequenceMatchesScalar) {
 // Batch invariance, bitwise: a query's output computed alone (one token, one worker) equals the
 // same query inside a decode batch of many sequences or a long prefill chunk, with 1 or 2
 // workers, on every target, for f32, bf16 and f16 K/V (SmolLM2's shape: 9 heads over 3 kv heads).
-TEST(PagedAttention, BatchInvariantBitwise) {
-  const AttentionShape shape{9, 3, 64, 0.125f};
+// head_dim 64 runs whole vectors only; 40 and 8 (stories260K's) also the scalar tails, where a
+// prefill chunk (K/V rows widened to f32 once) must still match each token decoded alone.
+class BatchInvariant : public ::testing::TestWithParam<int> {};
+
+TEST_P(BatchInvariant, Bitwise) {
+  const int head_dim = GetParam();
+  const AttentionShape shape{9, 3, head_dim, 1.0f / std::sqrt(static_cast<float>(head_dim))};
   const int64_t block_size = 16, blocks_per_seq = 20, n_seqs = 8;
   PagedFixture f(shape.n_kv_heads, shape.head_dim, block_size, blocks_per_seq * n_seqs, 8);
   const int64_t row = shape.n_heads * shape.head_dim;
@@ -231,6 +236,11 @@ TEST(PagedAttention, BatchInvariantBitwise) {
     hwy::SetSupportedTargetsForTest(0);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(PagedAttention, BatchInvariant, ::testing::Values(64, 40, 8),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return "head_dim_" + std::to_string(p.param);
+                         });
 
 }  // namespace
 }  // namespace kiln::kernels
