@@ -157,6 +157,23 @@ bool FloatDecodePrefetchEnabled() {
   return enabled;
 }
 
+// Quantized panels' decode prefetch (qgemm_vnni-inl.h): into L2 (prefetcht1) on Intel cores,
+// where prefetching into L1 held q4_0 decode at 80% of the bandwidth roofline (Qwen2.5-0.5B
+// q4_0, 2 threads: 90 tok/s into L1, 108 into L2; Llama-3.2-1B q4_0: 37 and 43); into L1 on
+// AMD cores, where it was tuned and where T1 / T2 prefetches are sometimes dropped (Zen 4).
+// KILN_PREFETCH_L2=0 / 1 forces either (docs/benchmarks.md).
+bool QuantPrefetchToL2() {
+  static const bool enabled = [] {
+    if (const char* v = std::getenv("KILN_PREFETCH_L2")) return std::strcmp(v, "0") != 0;
+#if defined(__x86_64__)
+    return !__builtin_cpu_is("amd");
+#else
+    return false;
+#endif
+  }();
+  return enabled;
+}
+
 // bf16 weights on AVX3_DL CPUs with AVX512_BF16 run on vdpbf16ps (fpanel-inl.h); KILN_BF16DOT=0
 // keeps them on f32 FMAs over the same bf16-rounded activations (for measuring what it brings).
 bool BF16DotEnabled() {
@@ -271,6 +288,7 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
     args[i].y = outs[i].y;
     args[i].prefetch = PrefetchEnabled();
     args[i].float_decode_prefetch = FloatDecodePrefetchEnabled();
+    args[i].prefetch_to_l2 = QuantPrefetchToL2();
     args[i].qgemm = QGemmEnabled();
     args[i].bf16_dot = BF16DotEnabled();
     first_row[i + 1] = first_row[i] + w.rows;

@@ -231,10 +231,11 @@ HWY_INLINE __m512 HalfsToFloats(const uint8_t* p) {
 
 // R rows of x against one panel in the panel layout (packed at load or per call); cols masks
 // the output columns of the panel.
-// prefetch > 0 (decode from memory): prefetches the panel's byte stream that far ahead.
+// prefetch > 0 (decode from memory): prefetches the panel's byte stream that far ahead, into
+// L2 (to_l2) or L1.
 template <DType T, int R>
 HWY_INLINE void PanelTile(const uint8_t* panel, const TileActs& x, float* y, int64_t y_stride,
-                          __mmask16 cols, int64_t prefetch = 0) {
+                          __mmask16 cols, int64_t prefetch = 0, bool to_l2 = false) {
   constexpr int64_t kStep = kPanelQuantBytes<T> + kPanelScaleBytes<T>;
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
@@ -243,7 +244,12 @@ HWY_INLINE void PanelTile(const uint8_t* panel, const TileActs& x, float* y, int
       // The stream advances kStep bytes per block (runs are whole blocks).
       const uint8_t* f = panel + b * kStep + prefetch;
       for (int64_t i = 0; i < kStep; i += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(f + i), _MM_HINT_T0);
+        const char* line = reinterpret_cast<const char*>(f + i);
+        if (to_l2) {
+          _mm_prefetch(line, _MM_HINT_T1);
+        } else {
+          _mm_prefetch(line, _MM_HINT_T0);
+        }
       }
     }
     const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
@@ -331,7 +337,7 @@ void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64
       constexpr int R = decltype(r)::value;
       // One panel after the other: this worker's weights are one contiguous stream.
       ForEachPanel(n0, n1, [&](int64_t n, int, __mmask16 mask) {
-        PanelTile<T, R>(panel(n), acts, a.y + n, n_out, mask, ahead);
+        PanelTile<T, R>(panel(n), acts, a.y + n, n_out, mask, ahead, a.prefetch_to_l2);
       });
     });
     return;
