@@ -22,6 +22,8 @@
 #if HWY_TARGET == HWY_AVX3_DL
 #define KILN_QUANT_PANELS 1
 #include "kernels/qgemm_vnni-inl.h"
+// After the VNNI panels, whose layout and tiles it uses:
+#include "kernels/qgemm_amx-inl.h"
 #elif HWY_TARGET == HWY_AVX2
 #define KILN_QUANT_PANELS 1
 #include "kernels/qpanel_avx2-inl.h"

@@ -23,7 +23,12 @@
 #include "util/half.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 #undef HWY_TARGET_INCLUDE
@@ -47,7 +52,7 @@
 // functions would be compiled for AVX-512 too.
 #if HWY_TARGET == HWY_AVX3_DL
 #pragma GCC push_options
-#pragma GCC target("avx512vnni,avx512bf16")
+#pragma GCC target("avx512vnni,avx512bf16,amx-tile,amx-int8")
 #define KILN_AVX512VNNI_PRAGMA 1
 #endif
 
@@ -189,6 +194,27 @@ bool BF16DotEnabled() {
   return enabled;
 }
 
+// q8_0 / q4_0 / q4_1 panels with 16 or more x rows run on AMX tiles (qgemm_amx-inl.h) where the
+// CPU has AMX-INT8 and the kernel grants this process the tile state (Linux asks each process to
+// request it once); KILN_AMX=0 keeps them on the VNNI tiles (same results: for measuring).
+bool AmxEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("KILN_AMX");
+    if (v != nullptr && std::strcmp(v, "0") == 0) return false;
+#if defined(__x86_64__) && defined(__linux__)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    constexpr unsigned kAmxTile = 1u << 24, kAmxInt8 = 1u << 25;
+    if ((edx & (kAmxTile | kAmxInt8)) != (kAmxTile | kAmxInt8)) return false;
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // asm/prctl.h
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+  }();
+  return enabled;
+}
+
 // Activations of bf16 weights, rounded to bf16 once per MatMulMulti call and kept by the calling
 // thread (workers only read them during the call): as f32 for the FMA kernels and as pairs for
 // the vdpbf16ps panels (MatMulArgs::x, x_bf16).
@@ -291,6 +317,7 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
     args[i].prefetch_to_l2 = QuantPrefetchToL2();
     args[i].qgemm = QGemmEnabled();
     args[i].bf16_dot = BF16DotEnabled();
+    args[i].amx = AmxEnabled();
     first_row[i + 1] = first_row[i] + w.rows;
     any_quantized = any_quantized || IsQuantized(w.dtype);
     any_bf16 = any_bf16 || w.dtype == DType::kBF16;

@@ -324,6 +324,11 @@ HWY_INLINE int64_t GemmPassRows(int64_t k) {
       kGemmTileRows, kGemmActsBytes / std::max<int64_t>(1, k) / kGemmTileRows * kGemmTileRows);
 }
 
+// The AMX tiles' GEMM over the same panels (qgemm_amx-inl.h), from kAmxMinRows x rows on.
+inline constexpr int64_t kAmxMinRows = 32;
+template <DType T>
+void AmxPackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64_t n1);
+
 // y[:, n0:n1) from panels packed at load (a.w->packed; n0 a multiple of 16).
 template <DType T>
 void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64_t n1) {
@@ -340,6 +345,10 @@ void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64
         PanelTile<T, R>(panel(n), acts, a.y + n, n_out, mask, ahead, a.prefetch_to_l2);
       });
     });
+    return;
+  }
+  if (a.amx && m >= kAmxMinRows) {
+    AmxPackedGemmRows<T>(a, acts, n0, n1);
     return;
   }
   const int64_t pass_rows = GemmPassRows(acts.k);

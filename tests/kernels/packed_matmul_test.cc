@@ -104,6 +104,34 @@ TEST(PackedMatMul, MatchesStoredLayoutForEveryM) {
   });
 }
 
+// GEMM row counts for the quantized panels: on CPUs with AMX-INT8 whole groups of 16 rows run
+// on the AMX tiles from 32 rows on, the rest on the VNNI register tiles; both must give every
+// row the bits of the stored layout and of the same row computed alone (the decode tile).
+TEST(PackedMatMul, QuantizedGemmRowsMatchRowsAlone) {
+  ThreadPool pool2({0, 1}, /*pin=*/false);
+  ForEachTarget([&] {
+    for (DType dtype : testing::AllMatMulTypes()) {
+      if (IsFloat(dtype) || !TargetPacks(dtype)) continue;
+      for (const auto& [n, k] : kShapes) {
+        const PackedTestMatrix p(dtype, n, k, static_cast<uint32_t>(n * k));
+        if (p.packed.packed == nullptr) continue;
+        for (int64_t m : {32, 37, 64}) {
+          SCOPED_TRACE(std::string(GetDTypeInfo(dtype).name) + " N=" + std::to_string(n) +
+                       " K=" + std::to_string(k) + " m=" + std::to_string(m));
+          ExpectPackedMatches(p, m, pool2);
+          const std::vector<float> x = RandomFloats(m * k, static_cast<uint32_t>(m));
+          std::vector<float> all(m * n), one(n);
+          MatMul(p.packed, x.data(), m, all.data(), pool2);
+          for (int64_t r = 0; r < m; ++r) {
+            MatMul(p.packed, &x[r * k], 1, one.data(), pool2);
+            for (int64_t j = 0; j < n; ++j) ASSERT_EQ(all[r * n + j], one[j]) << r << ", " << j;
+          }
+        }
+      }
+    }
+  });
+}
+
 // Float panels hold K in steps (bf16: pairs); odd and tiny K leave a half-filled last step.
 TEST(PackedMatMul, FloatPanelsWithOddK) {
   ThreadPool pool2({0, 1}, /*pin=*/false);
