@@ -1,5 +1,5 @@
 // AMX (Advanced Matrix Extensions, int8) GEMM over the q8_0 / q4_0 / q4_1 panels of
-// qgemm_vnni-inl.h, for 32 or more x rows (prefill, batched decode) on CPUs with AMX-INT8 whose
+// qgemm_vnni-inl.h, for 16 or more x rows (prefill, batched decode) on CPUs with AMX-INT8 whose
 // kernel grants the tile state (matmul.cc: AmxEnabled). Included by matmul-inl.h in its AVX3_DL
 // pass only, after qgemm_vnni-inl.h (whose PackedGemmRows calls AmxPackedGemmRows).
 //
@@ -24,9 +24,12 @@ namespace kiln::kernels::HWY_NAMESPACE {
 
 // x rows per A tile.
 inline constexpr int kAmxRows = 16;
-// kAmxMinRows (qgemm_vnni-inl.h, 32): from two tiles of rows per unpacked panel on, the tiles
-// beat the VNNI register tiles (one thread, 2048 x 2048, q8_0 / q4_0, M = 16: 344 / 281 us
-// against 343 / 269; M = 64: 827 / 812 against 1222 / 1072; kernels_bench MatMul/batch).
+// kAmxMinRows (qgemm_vnni-inl.h): 16, one tile of rows. At 16 rows the tiles and the VNNI
+// register tiles are close in isolation (one thread, 2048 x 2048, q8_0 / q4_0 / q4_1: 366 / 310
+// / 370 us against 353 / 341 / 343; kernels_bench MatMul/batch), and batched decode of 16
+// sequences gains in the model (model_bench --batch 16, two threads: Qwen2.5-0.5B q8_0 310-314
+// -> 341-346 tok/s, Llama-3.2-1B q8_0 139 -> 148-149, q4_0 194-198 -> 204-209); from 64 rows on
+// the tiles take 0.65-0.75x the time.
 // Bytes of one unpacked block: the B tile (8 x 64), 16 f32 d_w, 16 f32 m_w (q4_1).
 inline constexpr int64_t kAmxBlockBytes = 512 + 64 + 64;
 

@@ -325,7 +325,7 @@ HWY_INLINE int64_t GemmPassRows(int64_t k) {
 }
 
 // The AMX tiles' GEMM over the same panels (qgemm_amx-inl.h), from kAmxMinRows x rows on.
-inline constexpr int64_t kAmxMinRows = 32;
+inline constexpr int64_t kAmxMinRows = 16;
 template <DType T>
 void AmxPackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64_t n1);
 

@@ -105,7 +105,7 @@ TEST(PackedMatMul, MatchesStoredLayoutForEveryM) {
 }
 
 // GEMM row counts for the quantized panels: on CPUs with AMX-INT8 whole groups of 16 rows run
-// on the AMX tiles from 32 rows on, the rest on the VNNI register tiles; both must give every
+// on the AMX tiles from 16 rows on, the rest on the VNNI register tiles; both must give every
 // row the bits of the stored layout and of the same row computed alone (the decode tile).
 TEST(PackedMatMul, QuantizedGemmRowsMatchRowsAlone) {
   ThreadPool pool2({0, 1}, /*pin=*/false);
@@ -115,7 +115,7 @@ TEST(PackedMatMul, QuantizedGemmRowsMatchRowsAlone) {
       for (const auto& [n, k] : kShapes) {
         const PackedTestMatrix p(dtype, n, k, static_cast<uint32_t>(n * k));
         if (p.packed.packed == nullptr) continue;
-        for (int64_t m : {32, 37, 64}) {
+        for (int64_t m : {16, 37, 64}) {
           SCOPED_TRACE(std::string(GetDTypeInfo(dtype).name) + " N=" + std::to_string(n) +
                        " K=" + std::to_string(k) + " m=" + std::to_string(m));
           ExpectPackedMatches(p, m, pool2);
