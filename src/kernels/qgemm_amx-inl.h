@@ -55,8 +55,20 @@ HWY_INLINE void AmxConfigure() {
 
 // Unpacks a panel's nb blocks into out [nb, kAmxBlockBytes] (64-byte aligned).
 template <DType T>
-HWY_INLINE void UnpackPanelForAmx(const uint8_t* panel, int64_t nb, uint8_t* out) {
+HWY_INLINE void UnpackPanelForAmx(const uint8_t* panel, int64_t nb, uint8_t* out, int64_t prefetch,
+                                  bool to_l2) {
+  constexpr int64_t kStep = kPanelQuantBytes<T> + kPanelScaleBytes<T>;
   ForEachPanelBlock<T>(panel, nb, [&](int64_t b, const uint8_t* qb, const uint8_t* sb) {
+    if (prefetch > 0) {
+      for (int64_t i = 0; i < kStep; i += 64) {
+        const char* line = reinterpret_cast<const char*>(panel + b * kStep + prefetch + i);
+        if (to_l2) {
+          _mm_prefetch(line, _MM_HINT_T1);
+        } else {
+          _mm_prefetch(line, _MM_HINT_T0);
+        }
+      }
+    }
     uint8_t* o = out + b * kAmxBlockBytes;
     const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
     for (int kk = 0; kk < 8; ++kk) {
@@ -141,11 +153,14 @@ void AmxPackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, in
   const auto rows_from = [&](int64_t r0) {
     return TileActs{acts.xq + r0 * acts.k, acts.k, nb, acts.corr + r0 * nb, acts.xds + 2 * r0 * nb};
   };
+  // The first pass streams the panels from memory: prefetch them as the decode tiles do.
+  const int64_t ahead = a.prefetch ? kPanelPrefetchBytes : 0;
   AmxConfigure();
   for (int64_t p0 = 0; p0 < full; p0 += pass_rows) {
     const int64_t p1 = std::min(full, p0 + pass_rows);
     ForEachPanel(n0, n1, [&](int64_t n, int, __mmask16 mask) {
-      UnpackPanelForAmx<T>(a.w->packed + n / kPanelRows * stride, nb, unpacked);
+      UnpackPanelForAmx<T>(a.w->packed + n / kPanelRows * stride, nb, unpacked, ahead,
+                           a.prefetch_to_l2);
       for (int64_t r0 = p0; r0 < p1; r0 += kAmxRows) {
         AmxPanelRows<T>(unpacked, rows_from(r0), a.y + r0 * n_out + n, n_out, mask);
       }
