@@ -3,10 +3,11 @@
 // kernel grants the tile state (matmul.cc: AmxEnabled). Included by matmul-inl.h in its AVX3_DL
 // pass only, after qgemm_vnni-inl.h (whose PackedGemmRows calls AmxPackedGemmRows).
 //
-// Per panel (16 weight rows) the quant groups are unpacked once per pass into one B tile per
-// block: B_b [8, 64] int8, row kk = the panel's weight vector kk (lane c = weights 4kk..4kk+3 of
-// row c) as exact signed weights (q8_0: w, q4_0: n - 8, q4_1: n), with the block's scales
-// widened to f32 beside it. Then for each 16 x rows and block b
+// Per panel (16 weight rows) the quant groups are unpacked into one B tile per block (once per
+// pass over several tiles of x rows; with one tile of rows, block pair by block pair into a ring
+// that stays in L1): B_b [8, 64] int8, row kk = the panel's weight vector kk (lane c = weights
+// 4kk..4kk+3 of row c) as exact signed weights (q8_0: w, q4_0: n - 8, q4_1: n), with the block's
+// scales widened to f32 beside it. Then for each 16 x rows and block b
 //   C [16, 16] int32 = A_b [16, 32] int8 (the rows' block-b activation quants, read in place)
 //                      . B_b                                              (tdpbssd)
 // is exactly the integer block dot I_b of qgemm_vnni-inl.h (its correction -bias * sum q is the
@@ -24,12 +25,13 @@ namespace kiln::kernels::HWY_NAMESPACE {
 
 // x rows per A tile.
 inline constexpr int kAmxRows = 16;
-// kAmxMinRows (qgemm_vnni-inl.h): 16, one tile of rows. At 16 rows the tiles and the VNNI
-// register tiles are close in isolation (one thread, 2048 x 2048, q8_0 / q4_0 / q4_1: 366 / 310
-// / 370 us against 353 / 341 / 343; kernels_bench MatMul/batch), and batched decode of 16
-// sequences gains in the model (model_bench --batch 16, two threads: Qwen2.5-0.5B q8_0 310-314
-// -> 341-346 tok/s, Llama-3.2-1B q8_0 139 -> 148-149, q4_0 194-198 -> 204-209); from 64 rows on
-// the tiles take 0.65-0.75x the time.
+// kAmxMinRows (qgemm_vnni-inl.h): 16, one tile of rows. At 16 rows the tiles with the L1 ring
+// beat the VNNI register tiles in isolation (one thread, 2048 x 2048, q8_0 / q4_0: 283-289 /
+// 275-285 us against 340 / 299; kernels_bench MatMul/batch; unpacking the whole panel first took
+// 363-391 / 310-317, its 40 KB falling out of L1 beside the rows' 32 KB), and batched decode of
+// 16 sequences gains more in the model (model_bench --batch 16, two threads, against the VNNI
+// tiles: Qwen2.5-0.5B q8_0 310-314 -> 444-446 tok/s, Llama-3.2-1B q8_0 139 -> 206-213, q4_0
+// 194-198 -> 264-284); from 64 rows on the tiles take 0.65-0.75x the time.
 // Bytes of one unpacked block: the B tile (8 x 64), 16 f32 d_w, 16 f32 m_w (q4_1).
 inline constexpr int64_t kAmxBlockBytes = 512 + 64 + 64;
 
@@ -53,38 +55,59 @@ HWY_INLINE void AmxConfigure() {
   _tile_loadconfig(&c);
 }
 
-// Unpacks a panel's nb blocks into out [nb, kAmxBlockBytes] (64-byte aligned).
+// Prefetches the panel stream's bytes [from, from + bytes) into L1 or L2.
+HWY_INLINE void PrefetchPanelBytes(const uint8_t* from, int64_t bytes, bool to_l2) {
+  for (int64_t i = 0; i < bytes; i += 64) {
+    const char* line = reinterpret_cast<const char*>(from + i);
+    if (to_l2) {
+      _mm_prefetch(line, _MM_HINT_T1);
+    } else {
+      _mm_prefetch(line, _MM_HINT_T0);
+    }
+  }
+}
+
+// Unpacks one block (quant group qb, scale group sb) into out [kAmxBlockBytes] (64-aligned).
+template <DType T>
+HWY_INLINE void UnpackBlockForAmx(const uint8_t* qb, const uint8_t* sb, uint8_t* out) {
+  const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
+  for (int kk = 0; kk < 8; ++kk) {
+    __m512i v = QuantVector<T>(qv, kk);
+    if constexpr (T == DType::kQ8_0) {
+      v = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));  // w + 128 -> w
+    } else if constexpr (T == DType::kQ4_0) {
+      v = _mm512_sub_epi8(v, _mm512_set1_epi8(8));
+    }
+    _mm512_store_si512(out + 64 * kk, v);
+  }
+  _mm512_store_ps(reinterpret_cast<float*>(out + 512), HalfsToFloats(sb));
+  if constexpr (T == DType::kQ4_1) {
+    _mm512_store_ps(reinterpret_cast<float*>(out + 576), HalfsToFloats(sb + 32));
+  }
+}
+
+// Unpacks a panel's nb blocks into out [nb, kAmxBlockBytes], prefetching `prefetch` bytes ahead.
 template <DType T>
 HWY_INLINE void UnpackPanelForAmx(const uint8_t* panel, int64_t nb, uint8_t* out, int64_t prefetch,
                                   bool to_l2) {
   constexpr int64_t kStep = kPanelQuantBytes<T> + kPanelScaleBytes<T>;
   ForEachPanelBlock<T>(panel, nb, [&](int64_t b, const uint8_t* qb, const uint8_t* sb) {
-    if (prefetch > 0) {
-      for (int64_t i = 0; i < kStep; i += 64) {
-        const char* line = reinterpret_cast<const char*>(panel + b * kStep + prefetch + i);
-        if (to_l2) {
-          _mm_prefetch(line, _MM_HINT_T1);
-        } else {
-          _mm_prefetch(line, _MM_HINT_T0);
-        }
-      }
-    }
-    uint8_t* o = out + b * kAmxBlockBytes;
-    const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
-    for (int kk = 0; kk < 8; ++kk) {
-      __m512i v = QuantVector<T>(qv, kk);
-      if constexpr (T == DType::kQ8_0) {
-        v = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));  // w + 128 -> w
-      } else if constexpr (T == DType::kQ4_0) {
-        v = _mm512_sub_epi8(v, _mm512_set1_epi8(8));
-      }
-      _mm512_store_si512(o + 64 * kk, v);
-    }
-    _mm512_store_ps(reinterpret_cast<float*>(o + 512), HalfsToFloats(sb));
-    if constexpr (T == DType::kQ4_1) {
-      _mm512_store_ps(reinterpret_cast<float*>(o + 576), HalfsToFloats(sb + 32));
-    }
+    if (prefetch > 0) PrefetchPanelBytes(panel + b * kStep + prefetch, kStep, to_l2);
+    UnpackBlockForAmx<T>(qb, sb, out + b * kAmxBlockBytes);
   });
+}
+
+// Block b's quant and scale groups in a panel of nb blocks (the run layout of
+// ForEachPanelBlock, addressed at random).
+template <DType T>
+HWY_INLINE void PanelBlockAt(const uint8_t* panel, int64_t nb, int64_t b, const uint8_t*& qb,
+                             const uint8_t*& sb) {
+  constexpr int64_t kRun = kPanelRunBlocks<T>;
+  constexpr int64_t kQ = kPanelQuantBytes<T>, kS = kPanelScaleBytes<T>;
+  const int64_t first = b / kRun * kRun, in_run = std::min(kRun, nb - first);
+  const uint8_t* run = panel + first * (kQ + kS);
+  qb = run + (b - first) * kQ;
+  sb = run + in_run * kQ + (b - first) * kS;
 }
 
 // acc[r] += block b's scaled integer dots c [16, 16] for the 16 rows (BlockMath's epilogue).
@@ -103,11 +126,11 @@ HWY_INLINE void AmxEpilogue(const int32_t (*c)[16], const uint8_t* blk, const Ti
   }
 }
 
-// Integer dots of blocks b and b + 1 (b + 1 < nb only if pair) for 16 x rows into c[0], c[1].
+// Integer dots of blocks b and b + 1 (b + 1 < nb only if pair; unpacked at blk, blk +
+// kAmxBlockBytes) for 16 x rows into c[0], c[1].
 // Tile numbers are immediates, so the pair is spelled out.
-HWY_INLINE void AmxBlockDots(const uint8_t* unpacked, const TileActs& x, int64_t b, bool pair,
+HWY_INLINE void AmxBlockDots(const uint8_t* blk, const TileActs& x, int64_t b, bool pair,
                              int32_t (*c)[kAmxRows][16]) {
-  const uint8_t* blk = unpacked + b * kAmxBlockBytes;
   _tile_zero(0);
   _tile_loadd(2, x.xq + b * kQBlock, x.k);
   _tile_loadd(4, blk, 64);
@@ -122,20 +145,24 @@ HWY_INLINE void AmxBlockDots(const uint8_t* unpacked, const TileActs& x, int64_t
   if (pair) _tile_stored(1, c[1], 64);
 }
 
-// 16 x rows against one unpacked panel: y [16, cols] (row stride y_stride). Software-pipelined:
-// the tiles compute blocks b + 2, b + 3 while the vector units scale blocks b, b + 1.
-template <DType T>
-HWY_INLINE void AmxPanelRows(const uint8_t* unpacked, const TileActs& x, float* y, int64_t y_stride,
+// 16 x rows against one panel: y [16, cols] (row stride y_stride). block(b) returns unpacked
+// blocks b, b + 1 (b even), readable until block(b + 4) is asked for. Software-pipelined: the
+// tiles compute blocks b + 2, b + 3 while the vector units scale blocks b, b + 1.
+template <DType T, class Blocks>
+HWY_INLINE void AmxPanelRows(const Blocks& block, const TileActs& x, float* y, int64_t y_stride,
                              __mmask16 cols) {
   alignas(64) int32_t c[2][2][kAmxRows][16];
   __m512 acc[kAmxRows];
   for (int r = 0; r < kAmxRows; ++r) acc[r] = _mm512_setzero_ps();
   const int64_t nb = x.nb;
-  AmxBlockDots(unpacked, x, 0, nb > 1, c[0]);
+  const uint8_t* blk = block(0);
+  AmxBlockDots(blk, x, 0, nb > 1, c[0]);
   for (int64_t b = 0, i = 0; b < nb; b += 2, i ^= 1) {
-    if (b + 2 < nb) AmxBlockDots(unpacked, x, b + 2, b + 3 < nb, c[i ^ 1]);
-    AmxEpilogue<T>(c[i][0], unpacked + b * kAmxBlockBytes, x, b, acc);
-    if (b + 1 < nb) AmxEpilogue<T>(c[i][1], unpacked + (b + 1) * kAmxBlockBytes, x, b + 1, acc);
+    const uint8_t* next = b + 2 < nb ? block(b + 2) : nullptr;
+    if (next != nullptr) AmxBlockDots(next, x, b + 2, b + 3 < nb, c[i ^ 1]);
+    AmxEpilogue<T>(c[i][0], blk, x, b, acc);
+    if (b + 1 < nb) AmxEpilogue<T>(c[i][1], blk + kAmxBlockBytes, x, b + 1, acc);
+    blk = next;
   }
   StoreTile<kAmxRows>(acc, y, y_stride, cols);
 }
@@ -155,14 +182,34 @@ void AmxPackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, in
   };
   // The first pass streams the panels from memory: prefetch them as the decode tiles do.
   const int64_t ahead = a.prefetch ? kPanelPrefetchBytes : 0;
+  constexpr int64_t kStep = kPanelQuantBytes<T> + kPanelScaleBytes<T>;
   AmxConfigure();
   for (int64_t p0 = 0; p0 < full; p0 += pass_rows) {
     const int64_t p1 = std::min(full, p0 + pass_rows);
     ForEachPanel(n0, n1, [&](int64_t n, int, __mmask16 mask) {
-      UnpackPanelForAmx<T>(a.w->packed + n / kPanelRows * stride, nb, unpacked, ahead,
-                           a.prefetch_to_l2);
+      const uint8_t* panel = a.w->packed + n / kPanelRows * stride;
+      if (p1 - p0 == kAmxRows) {
+        // One tile of rows: unpack each pair of blocks just before its tiles, into a ring of
+        // four blocks that stays in L1 (a whole unpacked panel would not, beside the rows).
+        const auto block = [&](int64_t b) {
+          uint8_t* slot = unpacked + (b & 3) * kAmxBlockBytes;
+          for (int64_t j = b; j < std::min(nb, b + 2); ++j) {
+            const uint8_t *qb, *sb;
+            PanelBlockAt<T>(panel, nb, j, qb, sb);
+            if (ahead > 0) PrefetchPanelBytes(panel + j * kStep + ahead, kStep, a.prefetch_to_l2);
+            UnpackBlockForAmx<T>(qb, sb, slot + (j - b) * kAmxBlockBytes);
+          }
+          return static_cast<const uint8_t*>(slot);
+        };
+        AmxPanelRows<T>(block, rows_from(p0), a.y + p0 * n_out + n, n_out, mask);
+        return;
+      }
+      UnpackPanelForAmx<T>(panel, nb, unpacked, ahead, a.prefetch_to_l2);
+      const auto block = [&](int64_t b) {
+        return static_cast<const uint8_t*>(unpacked + b * kAmxBlockBytes);
+      };
       for (int64_t r0 = p0; r0 < p1; r0 += kAmxRows) {
-        AmxPanelRows<T>(unpacked, rows_from(r0), a.y + r0 * n_out + n, n_out, mask);
+        AmxPanelRows<T>(block, rows_from(r0), a.y + r0 * n_out + n, n_out, mask);
       }
     });
   }
