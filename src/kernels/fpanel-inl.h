@@ -286,12 +286,25 @@ HWY_INLINE void PanelRows(const MatMulArgs& a, int64_t panel_stride,
   }
 }
 
+#if HWY_TARGET == HWY_AVX3_DL
+// The AMX tiles' MatMul over the same bf16 panels (fgemm_amx-inl.h), for k pairs a multiple of 16.
+inline constexpr int64_t kAmxBf16StepMultiple = 16;
+inline void AmxBf16PanelRows(const MatMulArgs& a, int64_t panel_stride, int64_t steps, int64_t n0,
+                             int64_t n1);
+#endif
+
 // The packed float MatMul: y[:, n0:n1) (one worker's share of the output rows).
 template <typename WT>
 void FloatPanelRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) {
   const int64_t k = a.w->cols, panel_stride = FloatPanelStride<WT>(k);
 #if HWY_TARGET == HWY_AVX3_DL
   if constexpr (std::is_same_v<WT, hwy::bfloat16_t>) {
+    // Every M of a matrix takes the same path (batch invariance): AMX where K allows it.
+    const int64_t steps = FloatPanelSteps<WT>(k);
+    if (a.amx_bf16 && k % 2 == 0 && steps % kAmxBf16StepMultiple == 0) {
+      AmxBf16PanelRows(a, panel_stride, steps, n0, n1);
+      return;
+    }
     if (a.bf16_dot) {
       PanelRows<Bf16DotPanelTile>(a, panel_stride, {a.x_bf16, FloatPanelSteps<WT>(k)}, n0, n1);
       return;

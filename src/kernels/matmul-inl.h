@@ -36,6 +36,10 @@
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 #define KILN_FLOAT_PANELS 1
 #include "kernels/fpanel-inl.h"
+#if HWY_TARGET == HWY_AVX3_DL
+// After the float panels, whose bf16 layout it reads, and the AMX tile configuration:
+#include "kernels/fgemm_amx-inl.h"
+#endif
 #else
 #define KILN_FLOAT_PANELS 0
 #endif

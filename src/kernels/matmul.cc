@@ -52,7 +52,7 @@
 // functions would be compiled for AVX-512 too.
 #if HWY_TARGET == HWY_AVX3_DL
 #pragma GCC push_options
-#pragma GCC target("avx512vnni,avx512bf16,amx-tile,amx-int8")
+#pragma GCC target("avx512vnni,avx512bf16,amx-tile,amx-int8,amx-bf16")
 #define KILN_AVX512VNNI_PRAGMA 1
 #endif
 
@@ -194,24 +194,37 @@ bool BF16DotEnabled() {
   return enabled;
 }
 
-// q8_0 / q4_0 / q4_1 panels with 16 or more x rows run on AMX tiles (qgemm_amx-inl.h) where the
-// CPU has AMX-INT8 and the kernel grants this process the tile state (Linux asks each process to
-// request it once); KILN_AMX=0 keeps them on the VNNI tiles (same results: for measuring).
-bool AmxEnabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("KILN_AMX");
-    if (v != nullptr && std::strcmp(v, "0") == 0) return false;
+// Whether the CPU has AMX tiles with the cpuid leaf 7 EDX `feature` bit (AMX-INT8, AMX-BF16) and
+// the kernel grants this process the tile state (Linux asks each process to request it once).
+// KILN_AMX=0: no tiles.
+bool AmxTilesGranted(unsigned feature) {
+  const char* v = std::getenv("KILN_AMX");
+  if (v != nullptr && std::strcmp(v, "0") == 0) return false;
 #if defined(__x86_64__) && defined(__linux__)
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-    constexpr unsigned kAmxTile = 1u << 24, kAmxInt8 = 1u << 25;
-    if ((edx & (kAmxTile | kAmxInt8)) != (kAmxTile | kAmxInt8)) return false;
-    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // asm/prctl.h
-    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  constexpr unsigned kAmxTile = 1u << 24;
+  if ((edx & (kAmxTile | feature)) != (kAmxTile | feature)) return false;
+  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // asm/prctl.h
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
 #else
-    return false;
+  (void)feature;
+  return false;
 #endif
-  }();
+}
+
+// q8_0 / q4_0 / q4_1 panels with 16 or more x rows run on AMX tiles (qgemm_amx-inl.h) where the
+// CPU has AMX-INT8; KILN_AMX=0 keeps them on the VNNI tiles (same results: for measuring).
+bool AmxEnabled() {
+  static const bool enabled = AmxTilesGranted(1u << 25);
+  return enabled;
+}
+
+// bf16 panels run on AMX tiles for every M (fgemm_amx-inl.h) where the CPU has AMX-BF16;
+// KILN_AMX=0 keeps them on vdpbf16ps (results then differ in f32 rounding, so it is fixed per
+// process).
+bool AmxBf16Enabled() {
+  static const bool enabled = AmxTilesGranted(1u << 22);
   return enabled;
 }
 
@@ -318,6 +331,7 @@ void MatMulMulti(std::span<const MatMulOutput> outs, const float* x, int64_t m, 
     args[i].qgemm = QGemmEnabled();
     args[i].bf16_dot = BF16DotEnabled();
     args[i].amx = AmxEnabled();
+    args[i].amx_bf16 = AmxBf16Enabled();
     first_row[i + 1] = first_row[i] + w.rows;
     any_quantized = any_quantized || IsQuantized(w.dtype);
     any_bf16 = any_bf16 || w.dtype == DType::kBF16;

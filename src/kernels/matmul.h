@@ -24,6 +24,7 @@ struct MatMulArgs {
   bool qgemm = true;  // quantized weights on AVX3_DL / AVX2: the panel kernels (KILN_QGEMM=0: off)
   bool bf16_dot = false;  // bf16 panels on AVX3_DL with AVX512_BF16: vdpbf16ps (matmul.cc)
   bool amx = false;       // quantized panels, m >= 16, on AVX3_DL with AMX-INT8 (matmul.cc)
+  bool amx_bf16 = false;  // bf16 panels, every m, on AVX3_DL with AMX-BF16 (matmul.cc)
 };
 
 // KILN_QGEMM=0 runs quantized weights through the row kernels instead of the panels (for

@@ -104,18 +104,20 @@ TEST(PackedMatMul, MatchesStoredLayoutForEveryM) {
   });
 }
 
-// GEMM row counts for the quantized panels: on CPUs with AMX-INT8 whole groups of 16 rows run
-// on the AMX tiles from 16 rows on, the rest on the VNNI register tiles; both must give every
-// row the bits of the stored layout and of the same row computed alone (the decode tile).
-TEST(PackedMatMul, QuantizedGemmRowsMatchRowsAlone) {
+// GEMM row counts in and around tiles of 16 rows: on CPUs with AMX-INT8 whole groups of 16
+// rows of the quantized panels run on the AMX tiles, the rest on the VNNI register tiles, and
+// with AMX-BF16 every M of the bf16 panels runs on the tiles, 32 rows at a time (53: a partial
+// second tile). Every row must get the bits of the same row computed alone (the decode tile),
+// and of the stored layout (quantized) or the scalar twin within float rounding (float).
+TEST(PackedMatMul, GemmRowsMatchRowsAlone) {
   ThreadPool pool2({0, 1}, /*pin=*/false);
   ForEachTarget([&] {
     for (DType dtype : testing::AllMatMulTypes()) {
-      if (IsFloat(dtype) || !TargetPacks(dtype)) continue;
+      if (!TargetPacks(dtype)) continue;
       for (const auto& [n, k] : kShapes) {
         const PackedTestMatrix p(dtype, n, k, static_cast<uint32_t>(n * k));
         if (p.packed.packed == nullptr) continue;
-        for (int64_t m : {16, 37, 64}) {
+        for (int64_t m : {16, 37, 53, 64}) {
           SCOPED_TRACE(std::string(GetDTypeInfo(dtype).name) + " N=" + std::to_string(n) +
                        " K=" + std::to_string(k) + " m=" + std::to_string(m));
           ExpectPackedMatches(p, m, pool2);
