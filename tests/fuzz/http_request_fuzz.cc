@@ -8,6 +8,13 @@
 // The input is what a client sends on one connection; it is delivered all at once and again
 // in 7-byte reads (so that every boundary falls inside some token).
 // Run: KILN_FUZZ_TARGETS=http_request scripts/fuzz.sh
+//
+// Beast's own BOOST_ASSERTs are live here (the fuzz build has no NDEBUG) and go to
+// boost::assertion_failed below (BOOST_ENABLE_ASSERT_HANDLER, tests/fuzz/CMakeLists.txt), which
+// aborts for every one but a known false one: Boost 1.74's parse_chunk_header asserts n >= 5
+// when a final chunk "0\r\n" is followed by fewer than two more bytes in one read, though
+// the code after it just asks for more (fixed upstream in Beast PR #2861, Boost 1.86; release
+// builds define NDEBUG and never had the assert).
 #include <algorithm>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/error.hpp>
@@ -18,6 +25,9 @@
 #include <boost/system/system_error.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -94,6 +104,26 @@ void ParseConnection(std::string_view data, size_t chunk) {
 }
 
 }  // namespace
+
+namespace boost {
+
+void assertion_failed(char const* expr, char const* function, char const* file, long line) {
+  const size_t len = std::strlen(file);
+  constexpr std::string_view kParser = "basic_parser.ipp";
+  const bool in_parser = len >= kParser.size() && kParser == file + len - kParser.size();
+  if (in_parser && std::strcmp(expr, "n >= 5") == 0) return;  // the known false assertion
+  std::fprintf(stderr, "%s:%ld: %s: Boost assertion failed: %s\n", file, line, function, expr);
+  std::abort();
+}
+
+void assertion_failed_msg(char const* expr, char const* msg, char const* function, char const* file,
+                          long line) {
+  std::fprintf(stderr, "%s:%ld: %s: Boost assertion failed: %s (%s)\n", file, line, function, expr,
+               msg);
+  std::abort();
+}
+
+}  // namespace boost
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
