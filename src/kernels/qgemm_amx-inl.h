@@ -55,18 +55,6 @@ HWY_INLINE void AmxConfigure() {
   _tile_loadconfig(&c);
 }
 
-// Prefetches the panel stream's bytes [from, from + bytes) into L1 or L2.
-HWY_INLINE void PrefetchPanelBytes(const uint8_t* from, int64_t bytes, bool to_l2) {
-  for (int64_t i = 0; i < bytes; i += 64) {
-    const char* line = reinterpret_cast<const char*>(from + i);
-    if (to_l2) {
-      _mm_prefetch(line, _MM_HINT_T1);
-    } else {
-      _mm_prefetch(line, _MM_HINT_T0);
-    }
-  }
-}
-
 // Unpacks one block (quant group qb, scale group sb) into out [kAmxBlockBytes] (64-aligned).
 template <DType T>
 HWY_INLINE void UnpackBlockForAmx(const uint8_t* qb, const uint8_t* sb, uint8_t* out) {

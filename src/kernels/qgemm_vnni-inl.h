@@ -80,6 +80,18 @@ HWY_INLINE int64_t PanelStride(int64_t row_bytes) {
 
 HWY_INLINE uint64_t PackedQuantBytes(const Matrix& w) { return QuantPanelBytes(w, kPanelRows); }
 
+// Prefetches the panel stream's bytes [from, from + bytes) into L1 or L2.
+HWY_INLINE void PrefetchPanelBytes(const uint8_t* from, int64_t bytes, bool to_l2) {
+  for (int64_t i = 0; i < bytes; i += 64) {
+    const char* line = reinterpret_cast<const char*>(from + i);
+    if (to_l2) {
+      _mm_prefetch(line, _MM_HINT_T1);
+    } else {
+      _mm_prefetch(line, _MM_HINT_T0);
+    }
+  }
+}
+
 // Block b of a panel's 16 rows in the panel layout (see the top of the file), in registers.
 template <DType T>
 struct RawBlock {
@@ -242,15 +254,7 @@ HWY_INLINE void PanelTile(const uint8_t* panel, const TileActs& x, float* y, int
   ForEachPanelBlock<T>(panel, x.nb, [&](int64_t b, const uint8_t* qb, const uint8_t* sb) {
     if (prefetch > 0) {
       // The stream advances kStep bytes per block (runs are whole blocks).
-      const uint8_t* f = panel + b * kStep + prefetch;
-      for (int64_t i = 0; i < kStep; i += 64) {
-        const char* line = reinterpret_cast<const char*>(f + i);
-        if (to_l2) {
-          _mm_prefetch(line, _MM_HINT_T1);
-        } else {
-          _mm_prefetch(line, _MM_HINT_T0);
-        }
-      }
+      PrefetchPanelBytes(panel + b * kStep + prefetch, kStep, to_l2);
     }
     const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
     const auto w = [&qv](int kk) { return QuantVector<T>(qv, kk); };
