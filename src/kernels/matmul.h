@@ -21,6 +21,7 @@ struct MatMulArgs {
   bool prefetch = true;               // software prefetch of weights ahead of the first x tile
   bool float_decode_prefetch = true;  // the same for float panels at m = 1 (matmul.cc)
   bool prefetch_to_l2 = false;  // quantized panels' decode prefetch into L2, not L1 (matmul.cc)
+  int decode_streams = 1;  // quantized panels' decode: 1, 2 or 4 panels side by side (matmul.cc)
   bool qgemm = true;  // quantized weights on AVX3_DL / AVX2: the panel kernels (KILN_QGEMM=0: off)
   bool bf16_dot = false;  // bf16 panels on AVX3_DL with AVX512_BF16: vdpbf16ps (matmul.cc)
   bool amx = false;       // quantized panels, m >= 16, on AVX3_DL with AMX-INT8 (matmul.cc)

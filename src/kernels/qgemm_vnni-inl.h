@@ -264,6 +264,37 @@ HWY_INLINE void PanelTile(const uint8_t* panel, const TileActs& x, float* y, int
   StoreTile<R>(acc, y, y_stride, cols);
 }
 
+// PanelTile over S panels at once, panel + j * delta for j < S (same K): S weight streams in
+// flight on one core (on Intel cores S streams read more than one: docs/benchmarks.md, "Four
+// streams per worker"). Outputs at y + j * y_delta; every panel has 16 columns but the last
+// (cols_last).
+template <DType T, int R, int S>
+HWY_INLINE void PanelStreamsTile(const uint8_t* panel, int64_t delta, const TileActs& x, float* y,
+                                 int64_t y_delta, int64_t y_stride, __mmask16 cols_last,
+                                 int64_t prefetch, bool to_l2) {
+  constexpr int64_t kStep = kPanelQuantBytes<T> + kPanelScaleBytes<T>;
+  __m512 acc[S][R];
+  for (int j = 0; j < S; ++j)
+    for (int r = 0; r < R; ++r) acc[j][r] = _mm512_setzero_ps();
+  ForEachPanelBlock<T>(panel, x.nb, [&](int64_t b, const uint8_t* qb, const uint8_t* sb) {
+    if (prefetch > 0) {
+      for (int j = 0; j < S; ++j)
+        PrefetchPanelBytes(panel + j * delta + b * kStep + prefetch, kStep, to_l2);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < S; ++j) {
+      const uint8_t* q = qb + j * delta;
+      const uint8_t* sc = sb + j * delta;
+      const auto qv = [q](int i) { return _mm512_loadu_si512(q + 64 * i); };
+      const auto w = [&qv](int kk) { return QuantVector<T>(qv, kk); };
+      const __m512 mw = T == DType::kQ4_1 ? HalfsToFloats(sc + 32) : _mm512_setzero_ps();
+      BlockMath<T, R>(w, HalfsToFloats(sc), mw, x, b, acc[j]);
+    }
+  });
+  for (int j = 0; j < S; ++j)
+    StoreTile<R>(acc[j], y + j * y_delta, y_stride, j == S - 1 ? cols_last : __mmask16(0xFFFF));
+}
+
 // R (few) rows of x against 16 weight rows straight from the stored weights, repacked in
 // registers, no panel in memory (decode of weights not packed at load).
 // prefetch_ahead > 0: prefetches the same blocks that many bytes further (the next panel).
@@ -333,6 +364,27 @@ inline constexpr int64_t kAmxMinRows = 16;
 template <DType T>
 void AmxPackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64_t n1);
 
+// Decode over panels [n0, n1) (n0 a multiple of 16) as S streams: the range's panels split into
+// S equal runs walked side by side, then the panels left over one at a time.
+template <DType T, int R, int S>
+HWY_INLINE void DecodePanelStreams(const MatMulArgs& a, const TileActs& acts, int64_t n0,
+                                   int64_t n1, int64_t ahead) {
+  const int64_t stride = PanelStride(static_cast<int64_t>(a.w->row_bytes));
+  const int64_t panels = (n1 - n0 + kPanelRows - 1) / kPanelRows, per_stream = panels / S;
+  const auto mask_of = [n1](int64_t n) {
+    return static_cast<__mmask16>((1u << std::min<int64_t>(kPanelRows, n1 - n)) - 1);
+  };
+  const auto panel = [&](int64_t n) { return a.w->packed + n / kPanelRows * stride; };
+  const int64_t n_out = a.w->rows, run_rows = per_stream * kPanelRows;
+  for (int64_t n = n0; n < n0 + run_rows; n += kPanelRows) {
+    PanelStreamsTile<T, R, S>(panel(n), per_stream * stride, acts, a.y + n, run_rows, n_out,
+                              mask_of(n + (S - 1) * run_rows), ahead, a.prefetch_to_l2);
+  }
+  for (int64_t n = n0 + S * run_rows; n < n1; n += kPanelRows) {
+    PanelTile<T, R>(panel(n), acts, a.y + n, n_out, mask_of(n), ahead, a.prefetch_to_l2);
+  }
+}
+
 // y[:, n0:n1) from panels packed at load (a.w->packed; n0 a multiple of 16).
 template <DType T>
 void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64_t n1) {
@@ -344,6 +396,8 @@ void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64
     const int64_t ahead = a.prefetch ? kPanelPrefetchBytes : 0;
     WithFewRows(m, [&](auto r) {
       constexpr int R = decltype(r)::value;
+      if (a.decode_streams == 4) return DecodePanelStreams<T, R, 4>(a, acts, n0, n1, ahead);
+      if (a.decode_streams == 2) return DecodePanelStreams<T, R, 2>(a, acts, n0, n1, ahead);
       // One panel after the other: this worker's weights are one contiguous stream.
       ForEachPanel(n0, n1, [&](int64_t n, int, __mmask16 mask) {
         PanelTile<T, R>(panel(n), acts, a.y + n, n_out, mask, ahead, a.prefetch_to_l2);

@@ -55,7 +55,9 @@ struct PackedTestMatrix {
 using Shape = std::pair<int64_t, int64_t>;  // N, K
 
 // 70 rows: a partial last panel; K = 544: 17 blocks, so the panel stride is padded.
-const Shape kShapes[] = {{70, 544}, {48, 64}, {16, 2048}};
+// 1000 / 1020 rows: the decode's panel streams with panels left over and with a partial last
+// panel in the last stream (kernels/qgemm_vnni-inl.h).
+const Shape kShapes[] = {{70, 544}, {48, 64}, {16, 2048}, {1000, 64}, {1020, 64}};
 
 // y [m, n] with the packed weights equals the stored layout's bit for bit (quantized), or the
 // scalar twin within float rounding and each row computed alone bit for bit (float).
