@@ -23,6 +23,11 @@ namespace kiln::kernels::HWY_NAMESPACE {
 
 // k pairs per tile step (one B tile, 64 bytes of each A row).
 inline constexpr int64_t kAmxBf16Steps = kAmxBf16StepMultiple;
+// How far ahead of its tile loads decode prefetches the panel: half a tile step. Farther is
+// slower, and 4 or 8 KiB (the tile loads' own addresses modulo 4 KiB) slowest: 8192 x 2048 bf16
+// from DRAM, two threads, 1001 us at 512 B, 1050 at 2 KiB, 1271 at 4 KiB, 1178 at 8 KiB, 1057
+// for the vdpbf16ps panels (bench/ab_kernels.sh, minimum of 5; docs/benchmarks.md).
+inline constexpr int64_t kAmxDecodePrefetchBytes = 512;
 
 // Tiles: C 0, 1 (x rows 0-15 x panels p, p + 1), C 2, 3 (rows 16-31), A 4, 5 (rows 0-15,
 // 16-31), B 6, 7 (panels p, p + 1). h0 / h1: x rows in each half (h1 = 0: tiles 2, 3, 5 unset).
@@ -114,10 +119,10 @@ inline void AmxBf16PanelRows(const MatMulArgs& a, int64_t panel_stride, int64_t 
   // x rows per pass: their pairs stay in L2 while the pass sweeps this worker's panels.
   const int64_t pass_rows = std::max<int64_t>(32, kFloatPassBytes / x_stride / 32 * 32);
   // One tile of x rows (decode, small batches) is bound by the weight stream: one panel at a
-  // time, prefetched 8 KiB ahead. More rows: panel pairs share each A tile, and the first tile
-  // of rows of a pass prefetches.
+  // time, prefetched kAmxDecodePrefetchBytes ahead. More rows: panel pairs share each A tile,
+  // and the first tile of rows of a pass prefetches.
   const bool one_tile = m <= 16;
-  const int64_t distance = one_tile ? 2 * kFloatPrefetchBytes : kFloatPrefetchBytes;
+  const int64_t distance = one_tile ? kAmxDecodePrefetchBytes : kFloatPrefetchBytes;
   const int64_t ahead = (m == 1 ? a.float_decode_prefetch : a.prefetch) ? distance : 0;
   int config[2] = {-1, -1};
   for (int64_t p0 = 0; p0 < m; p0 += pass_rows) {
