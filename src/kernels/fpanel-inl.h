@@ -301,12 +301,12 @@ void FloatPanelRowsT(const MatMulArgs& a, int64_t n0, int64_t n1) {
   if constexpr (std::is_same_v<WT, hwy::bfloat16_t>) {
     // Every M of a matrix takes the same path (batch invariance): AMX where K allows it.
     const int64_t steps = FloatPanelSteps<WT>(k);
-    if (a.amx_bf16 && k % 2 == 0 && steps % kAmxBf16StepMultiple == 0) {
+    if (a.amx_bf16 && k % (2 * kAmxBf16StepMultiple) == 0) {
       AmxBf16PanelRows(a, panel_stride, steps, n0, n1);
       return;
     }
     if (a.bf16_dot) {
-      PanelRows<Bf16DotPanelTile>(a, panel_stride, {a.x_bf16, FloatPanelSteps<WT>(k)}, n0, n1);
+      PanelRows<Bf16DotPanelTile>(a, panel_stride, {a.x_bf16, steps}, n0, n1);
       return;
     }
   }

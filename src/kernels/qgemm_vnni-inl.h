@@ -241,33 +241,13 @@ HWY_INLINE __m512 HalfsToFloats(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// R rows of x against one panel in the panel layout (packed at load or per call); cols masks
-// the output columns of the panel.
-// prefetch > 0 (decode from memory): prefetches the panel's byte stream that far ahead, into
+// R rows of x against S panels at once, panel + j * delta for j < S (same K), in the panel
+// layout (packed at load or per call). S > 1: S weight streams in flight on one core (decode on
+// Intel cores, where S streams read more than one: docs/benchmarks.md, "Four streams per
+// worker"). Outputs at y + j * y_delta; every panel has 16 columns but the last (cols_last
+// masks it).
+// prefetch > 0 (decode from memory): prefetches each panel's byte stream that far ahead, into
 // L2 (to_l2) or L1.
-template <DType T, int R>
-HWY_INLINE void PanelTile(const uint8_t* panel, const TileActs& x, float* y, int64_t y_stride,
-                          __mmask16 cols, int64_t prefetch = 0, bool to_l2 = false) {
-  constexpr int64_t kStep = kPanelQuantBytes<T> + kPanelScaleBytes<T>;
-  __m512 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  ForEachPanelBlock<T>(panel, x.nb, [&](int64_t b, const uint8_t* qb, const uint8_t* sb) {
-    if (prefetch > 0) {
-      // The stream advances kStep bytes per block (runs are whole blocks).
-      PrefetchPanelBytes(panel + b * kStep + prefetch, kStep, to_l2);
-    }
-    const auto qv = [qb](int i) { return _mm512_loadu_si512(qb + 64 * i); };
-    const auto w = [&qv](int kk) { return QuantVector<T>(qv, kk); };
-    const __m512 mw = T == DType::kQ4_1 ? HalfsToFloats(sb + 32) : _mm512_setzero_ps();
-    BlockMath<T, R>(w, HalfsToFloats(sb), mw, x, b, acc);
-  });
-  StoreTile<R>(acc, y, y_stride, cols);
-}
-
-// PanelTile over S panels at once, panel + j * delta for j < S (same K): S weight streams in
-// flight on one core (on Intel cores S streams read more than one: docs/benchmarks.md, "Four
-// streams per worker"). Outputs at y + j * y_delta; every panel has 16 columns but the last
-// (cols_last).
 template <DType T, int R, int S>
 HWY_INLINE void PanelStreamsTile(const uint8_t* panel, int64_t delta, const TileActs& x, float* y,
                                  int64_t y_delta, int64_t y_stride, __mmask16 cols_last,
@@ -278,6 +258,7 @@ HWY_INLINE void PanelStreamsTile(const uint8_t* panel, int64_t delta, const Tile
     for (int r = 0; r < R; ++r) acc[j][r] = _mm512_setzero_ps();
   ForEachPanelBlock<T>(panel, x.nb, [&](int64_t b, const uint8_t* qb, const uint8_t* sb) {
     if (prefetch > 0) {
+      // Each stream advances kStep bytes per block (runs are whole blocks).
       for (int j = 0; j < S; ++j)
         PrefetchPanelBytes(panel + j * delta + b * kStep + prefetch, kStep, to_l2);
     }
@@ -293,6 +274,13 @@ HWY_INLINE void PanelStreamsTile(const uint8_t* panel, int64_t delta, const Tile
   });
   for (int j = 0; j < S; ++j)
     StoreTile<R>(acc[j], y + j * y_delta, y_stride, j == S - 1 ? cols_last : __mmask16(0xFFFF));
+}
+
+// R rows of x against one panel; cols masks the output columns of the panel.
+template <DType T, int R>
+HWY_INLINE void PanelTile(const uint8_t* panel, const TileActs& x, float* y, int64_t y_stride,
+                          __mmask16 cols, int64_t prefetch = 0, bool to_l2 = false) {
+  PanelStreamsTile<T, R, 1>(panel, 0, x, y, 0, y_stride, cols, prefetch, to_l2);
 }
 
 // R (few) rows of x against 16 weight rows straight from the stored weights, repacked in
@@ -365,7 +353,7 @@ template <DType T>
 void AmxPackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64_t n1);
 
 // Decode over panels [n0, n1) (n0 a multiple of 16) as S streams: the range's panels split into
-// S equal runs walked side by side, then the panels left over one at a time.
+// S equal runs walked side by side, then the panels left over one at a time (none for S = 1).
 template <DType T, int R, int S>
 HWY_INLINE void DecodePanelStreams(const MatMulArgs& a, const TileActs& acts, int64_t n0,
                                    int64_t n1, int64_t ahead) {
@@ -399,9 +387,7 @@ void PackedGemmRows(const MatMulArgs& a, const TileActs& acts, int64_t n0, int64
       if (a.decode_streams == 4) return DecodePanelStreams<T, R, 4>(a, acts, n0, n1, ahead);
       if (a.decode_streams == 2) return DecodePanelStreams<T, R, 2>(a, acts, n0, n1, ahead);
       // One panel after the other: this worker's weights are one contiguous stream.
-      ForEachPanel(n0, n1, [&](int64_t n, int, __mmask16 mask) {
-        PanelTile<T, R>(panel(n), acts, a.y + n, n_out, mask, ahead, a.prefetch_to_l2);
-      });
+      DecodePanelStreams<T, R, 1>(a, acts, n0, n1, ahead);
     });
     return;
   }
