@@ -41,6 +41,7 @@ struct Task {
 #include <type_traits>
 #include <vector>
 
+#include "hwy/cache_control.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 #include "kernels/fdot-inl.h"
@@ -95,21 +96,75 @@ HWY_INLINE hn::Vec<D> SumLanesOfEach(D d, hn::Vec<D>* acc) {
 }
 #endif  // HWY_TARGET == HWY_SCALAR
 
+// Vector registers of the target: the query rows that share each loaded (and widened) K / V
+// vector are as many as fit beside it.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+inline constexpr int kVectorRegisters = 32;
+#else
+inline constexpr int kVectorRegisters = 16;
+#endif
+inline constexpr int kMaxSharedRows = 4;
+
+// Rows whose scores can share each key's kVecs vectors: kRows * kVecs query vectors, kVecs key
+// vectors and kRows accumulators in registers.
+constexpr int SharedScoreRows(int vecs) {
+  return std::min(kMaxSharedRows, (kVectorRegisters - vecs) / (vecs + 1));
+}
+
+// V rows accumulate into 4 vectors per row, beside 4 V vectors and one weight per row.
+inline constexpr int kSharedVRows = kVectorRegisters >= 32 ? 4 : 2;
+
 #if !HWY_HAVE_SCALABLE
-// acc[j] += q . K_j over dim = kVecs * N, N = Lanes(d) keys (k [N]), with q held in registers
-// and each key's address loaded once: the same FMAs in the same order as Scores' generic loop.
-template <int kVecs, typename T, class D>
-HWY_INLINE void DotsQInRegisters(D d, const float* q, const T* const* k, hn::Vec<D>* acc) {
+// w_r[j] = scale * q_r . K_j, j < N = Lanes(d) keys (k [N]), for kRows query rows of one token
+// (q_r [kVecs * N] = the head dim), q held in registers: each key vector is loaded and widened
+// once for all the rows (GQA heads sharing a kv head), not once per row. Per (row, key) the FMAs
+// run over the dims in DotsQInRegisters' order and the sums take SumLanesOfEach's tree, so every
+// score has the bits of its row scored alone.
+template <int kVecs, int kRows, typename T, class D>
+HWY_NOINLINE void ScoreRowsQInRegisters(D d, const float* q, int q_stride, const T* const* k,
+                                        float scale, float* w, int w_stride) {
   constexpr int N = static_cast<int>(hn::MaxLanes(D()));
-  hn::Vec<D> qv[kVecs];
-  for (int v = 0; v < kVecs; ++v) qv[v] = hn::LoadU(d, q + v * N);
+  hn::Vec<D> qv[kRows][kVecs];
+  for (int r = 0; r < kRows; ++r) {
+    for (int v = 0; v < kVecs; ++v) qv[r][v] = hn::LoadU(d, q + r * q_stride + v * N);
+  }
+  hn::Vec<D> acc[kRows][N];
 #pragma GCC unroll 16
   for (int j = 0; j < N; ++j) {
-    const T* kj = k[j];
-    auto a = acc[j];
-    for (int v = 0; v < kVecs; ++v) a = hn::MulAdd(qv[v], LoadWeights(d, kj + v * N), a);
-    acc[j] = a;
+    hn::Vec<D> kj[kVecs];
+    for (int v = 0; v < kVecs; ++v) kj[v] = LoadWeights(d, k[j] + v * N);
+    for (int r = 0; r < kRows; ++r) {
+      auto a = hn::Zero(d);
+      for (int v = 0; v < kVecs; ++v) a = hn::MulAdd(qv[r][v], kj[v], a);
+      acc[r][j] = a;
+    }
   }
+  const auto vscale = hn::Set(d, scale);
+  for (int r = 0; r < kRows; ++r) {
+    hn::StoreU(hn::Mul(SumLanesOfEach(d, acc[r]), vscale), d, w + r * w_stride);
+  }
+}
+
+// ScoreRowsQInRegisters for SharedScoreRows(kVecs) (>= 1) rows at a time over `rows` rows.
+template <int kVecs, typename T, class D>
+HWY_INLINE void ScoreRowsShared(D d, const float* q, int dim, const T* const* k, float scale,
+                                int rows, float* w) {
+  constexpr int kRows = SharedScoreRows(kVecs);
+  int r = 0;
+  for (; r + kRows <= rows; r += kRows) {
+    ScoreRowsQInRegisters<kVecs, kRows>(d, q + r * dim, dim, k, scale, w + r * kKeyBlock,
+                                        kKeyBlock);
+  }
+  const int left = rows - r;
+  q += r * dim;
+  w += r * kKeyBlock;
+  if constexpr (kRows > 3) {
+    if (left == 3) return ScoreRowsQInRegisters<kVecs, 3>(d, q, dim, k, scale, w, kKeyBlock);
+  }
+  if constexpr (kRows > 2) {
+    if (left == 2) return ScoreRowsQInRegisters<kVecs, 2>(d, q, dim, k, scale, w, kKeyBlock);
+  }
+  if (left == 1) ScoreRowsQInRegisters<kVecs, 1>(d, q, dim, k, scale, w, kKeyBlock);
 }
 #endif
 
@@ -137,16 +192,10 @@ HWY_INLINE void Scores(D d, const float* q, const T* const* kp, int valid, int d
     for (int j = 0; j < N; ++j) k[j] = g0 + j < valid ? kp[g0 + j] : kp[0];  // valid >= 1
     hn::Vec<D> acc[N];
     for (int j = 0; j < N; ++j) acc[j] = hn::Zero(d);
-    if (dim == 4 * N) {
-      DotsQInRegisters<4>(d, q, k, acc);
-    } else if (dim == 8 * N && N >= 16) {  // 8 q + 16 accumulators fit AVX-512's 32 registers
-      DotsQInRegisters<8>(d, q, k, acc);
-    } else {
-      for (int i = 0; i < full; i += N) {
-        const auto qv = hn::LoadU(d, q + i);
+    for (int i = 0; i < full; i += N) {
+      const auto qv = hn::LoadU(d, q + i);
 #pragma GCC unroll 16
-        for (int j = 0; j < N; ++j) acc[j] = hn::MulAdd(qv, LoadWeights(d, k[j] + i), acc[j]);
-      }
+      for (int j = 0; j < N; ++j) acc[j] = hn::MulAdd(qv, LoadWeights(d, k[j] + i), acc[j]);
     }
     hn::StoreU(SumLanesOfEach(d, acc), d, w + g0);
     for (int j = 0; full < dim && j < N; ++j) {
@@ -159,16 +208,41 @@ HWY_INLINE void Scores(D d, const float* q, const T* const* kp, int valid, int d
 #endif
 }
 
-// One row's online-softmax step over keys [0, valid) of a key block (kp [valid] point at the K
-// rows): w [kKeyBlock] gets the weights exp(s_j - m_new) (0 for j >= valid, never computed from
+// w[r * kKeyBlock + j] = scale * q_r . K_j for `rows` query rows of one token (q [rows, dim])
+// and keys j < valid of a key block (kp [valid]); keys j >= valid get garbage (masked by the
+// caller). Head dims of 4 or 8 whole vectors share each key's loads among the rows.
+template <typename T, class D>
+HWY_INLINE void ScoreRows(D d, const float* q, int dim, const T* const* kp, int valid, float scale,
+                          int rows, float* w) {
+#if !HWY_HAVE_SCALABLE
+  constexpr int N = static_cast<int>(hn::MaxLanes(D()));
+  const bool shared4 = SharedScoreRows(4) >= 1 && dim == 4 * N;
+  const bool shared8 = SharedScoreRows(8) >= 1 && dim == 8 * N;
+  if (shared4 || shared8) {
+    for (int g0 = 0; g0 < valid; g0 += N) {
+      const T* k[N];
+      for (int j = 0; j < N; ++j) k[j] = g0 + j < valid ? kp[g0 + j] : kp[0];  // valid >= 1
+      if constexpr (SharedScoreRows(4) >= 1) {
+        if (shared4) ScoreRowsShared<4>(d, q, dim, k, scale, rows, w + g0);
+      }
+      if constexpr (SharedScoreRows(8) >= 1) {
+        if (shared8) ScoreRowsShared<8>(d, q, dim, k, scale, rows, w + g0);
+      }
+    }
+    return;
+  }
+#endif
+  for (int r = 0; r < rows; ++r) Scores(d, q + r * dim, kp, valid, dim, scale, w + r * kKeyBlock);
+}
+
+// One row's online-softmax step over keys [0, valid) of a key block, w [kKeyBlock] holding their
+// scores (ScoreRows): w gets the weights exp(s_j - m_new) (0 for j >= valid, never computed from
 // stale cache rows), *m the new running max, lsum [Lanes(d)] the rescaled running sums; returns
 // c = exp(m_old - m_new), the factor for the row's output accumulator (exactly 1 when the max
 // holds).
-template <typename T, class D>
-HWY_NOINLINE float SoftmaxStep(D d, const float* q, const T* const* kp, int valid, int dim,
-                               float scale, bool first, float* m, float* lsum, float* w) {
+template <class D>
+HWY_INLINE float SoftmaxStep(D d, int valid, bool first, float* m, float* lsum, float* w) {
   const int lanes = static_cast<int>(hn::Lanes(d));
-  Scores(d, q, kp, valid, dim, scale, w);
   auto vmax = hn::Set(d, -INFINITY);
   for (int j = 0; j < valid; j += lanes) {
     const auto mask = hn::FirstN(d, static_cast<size_t>(valid - j));
@@ -194,76 +268,76 @@ HWY_NOINLINE float SoftmaxStep(D d, const float* q, const T* const* kp, int vali
   return c;
 }
 
-// acc_r [dim] = acc_r * c_r + sum_{j < valid} w_r[j] V_j for kRows (1 or 2) rows of one token,
-// sharing the V loads and giving 4 * kRows independent FMA chains. Each element's chain runs
-// over j ascending, the same ops whether its row is paired or not.
+// acc_r [dim] = acc_r * c_r + sum_{j < valid} w_r[j] V_j for kRows (1 .. kSharedVRows) rows of
+// one token (acc_r = acc + r * dim, w_r = w + r * kKeyBlock), sharing the V loads and giving
+// 4 * kRows independent FMA chains. Each element's chain runs over j ascending, the same ops
+// whichever rows share the call.
 template <int kRows, typename T, class D>
-HWY_NOINLINE void AccumulateV(D d, const T* const* vp, int valid, int dim, const float* w0,
-                              const float* w1, float c0, float c1, float* acc0, float* acc1) {
+HWY_NOINLINE void AccumulateV(D d, const T* const* vp, int valid, int dim, const float* w,
+                              const float* c, float* acc) {
   const int lanes = static_cast<int>(hn::Lanes(d));
-  const auto vc0 = hn::Set(d, c0), vc1 = hn::Set(d, c1);
-  const bool rescale0 = c0 != 1.0f, rescale1 = kRows == 2 && c1 != 1.0f;
+  bool rescale[kRows];
+  for (int r = 0; r < kRows; ++r) rescale[r] = c[r] != 1.0f;
   int i = 0;
   for (; i + 4 * lanes <= dim; i += 4 * lanes) {
-    auto a0 = hn::LoadU(d, acc0 + i), a1 = hn::LoadU(d, acc0 + i + lanes);
-    auto a2 = hn::LoadU(d, acc0 + i + 2 * lanes), a3 = hn::LoadU(d, acc0 + i + 3 * lanes);
-    auto b0 = a0, b1 = a1, b2 = a2, b3 = a3;
-    if (rescale0) {
-      a0 = hn::Mul(a0, vc0), a1 = hn::Mul(a1, vc0), a2 = hn::Mul(a2, vc0), a3 = hn::Mul(a3, vc0);
-    }
-    if constexpr (kRows == 2) {
-      b0 = hn::LoadU(d, acc1 + i), b1 = hn::LoadU(d, acc1 + i + lanes);
-      b2 = hn::LoadU(d, acc1 + i + 2 * lanes), b3 = hn::LoadU(d, acc1 + i + 3 * lanes);
-      if (rescale1) {
-        b0 = hn::Mul(b0, vc1), b1 = hn::Mul(b1, vc1), b2 = hn::Mul(b2, vc1), b3 = hn::Mul(b3, vc1);
+    hn::Vec<D> a[kRows][4];
+    for (int r = 0; r < kRows; ++r) {
+      for (int u = 0; u < 4; ++u) {
+        a[r][u] = hn::LoadU(d, acc + r * dim + i + u * lanes);
+        if (rescale[r]) a[r][u] = hn::Mul(a[r][u], hn::Set(d, c[r]));
       }
     }
     for (int j = 0; j < valid; ++j) {
       const T* v = vp[j] + i;
-      const auto v0 = LoadWeights(d, v), v1 = LoadWeights(d, v + lanes);
-      const auto v2 = LoadWeights(d, v + 2 * lanes), v3 = LoadWeights(d, v + 3 * lanes);
-      const auto x = hn::Set(d, w0[j]);
-      a0 = hn::MulAdd(x, v0, a0), a1 = hn::MulAdd(x, v1, a1);
-      a2 = hn::MulAdd(x, v2, a2), a3 = hn::MulAdd(x, v3, a3);
-      if constexpr (kRows == 2) {
-        const auto y = hn::Set(d, w1[j]);
-        b0 = hn::MulAdd(y, v0, b0), b1 = hn::MulAdd(y, v1, b1);
-        b2 = hn::MulAdd(y, v2, b2), b3 = hn::MulAdd(y, v3, b3);
+      hn::Vec<D> vj[4];
+      for (int u = 0; u < 4; ++u) vj[u] = LoadWeights(d, v + u * lanes);
+      for (int r = 0; r < kRows; ++r) {
+        const auto x = hn::Set(d, w[r * kKeyBlock + j]);
+        for (int u = 0; u < 4; ++u) a[r][u] = hn::MulAdd(x, vj[u], a[r][u]);
       }
     }
-    hn::StoreU(a0, d, acc0 + i), hn::StoreU(a1, d, acc0 + i + lanes);
-    hn::StoreU(a2, d, acc0 + i + 2 * lanes), hn::StoreU(a3, d, acc0 + i + 3 * lanes);
-    if constexpr (kRows == 2) {
-      hn::StoreU(b0, d, acc1 + i), hn::StoreU(b1, d, acc1 + i + lanes);
-      hn::StoreU(b2, d, acc1 + i + 2 * lanes), hn::StoreU(b3, d, acc1 + i + 3 * lanes);
+    for (int r = 0; r < kRows; ++r) {
+      for (int u = 0; u < 4; ++u) hn::StoreU(a[r][u], d, acc + r * dim + i + u * lanes);
     }
   }
   for (; i + lanes <= dim; i += lanes) {
-    auto a = hn::LoadU(d, acc0 + i);
-    if (rescale0) a = hn::Mul(a, vc0);
-    auto b = a;
-    if constexpr (kRows == 2) {
-      b = hn::LoadU(d, acc1 + i);
-      if (rescale1) b = hn::Mul(b, vc1);
+    hn::Vec<D> a[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      a[r] = hn::LoadU(d, acc + r * dim + i);
+      if (rescale[r]) a[r] = hn::Mul(a[r], hn::Set(d, c[r]));
     }
     for (int j = 0; j < valid; ++j) {
       const auto v = LoadWeights(d, vp[j] + i);
-      a = hn::MulAdd(hn::Set(d, w0[j]), v, a);
-      if constexpr (kRows == 2) b = hn::MulAdd(hn::Set(d, w1[j]), v, b);
+      for (int r = 0; r < kRows; ++r) a[r] = hn::MulAdd(hn::Set(d, w[r * kKeyBlock + j]), v, a[r]);
     }
-    hn::StoreU(a, d, acc0 + i);
-    if constexpr (kRows == 2) hn::StoreU(b, d, acc1 + i);
+    for (int r = 0; r < kRows; ++r) hn::StoreU(a[r], d, acc + r * dim + i);
   }
   for (; i < dim; ++i) {
     for (int r = 0; r < kRows; ++r) {
-      const float* w = r ? w1 : w0;
-      float* acc = r ? acc1 : acc0;
-      const float c = r ? c1 : c0;
-      float a = c != 1.0f ? acc[i] * c : acc[i];
-      for (int j = 0; j < valid; ++j) a += w[j] * WeightToF32(vp[j] + i);
-      acc[i] = a;
+      float a = rescale[r] ? acc[r * dim + i] * c[r] : acc[r * dim + i];
+      for (int j = 0; j < valid; ++j) a += w[r * kKeyBlock + j] * WeightToF32(vp[j] + i);
+      acc[r * dim + i] = a;
     }
   }
+}
+
+// AccumulateV over `rows` rows, kSharedVRows at a time.
+template <typename T, class D>
+HWY_INLINE void AccumulateRows(D d, const T* const* vp, int valid, int dim, int rows,
+                               const float* w, const float* c, float* acc) {
+  int r = 0;
+  for (; r + kSharedVRows <= rows; r += kSharedVRows) {
+    AccumulateV<kSharedVRows>(d, vp, valid, dim, w + r * kKeyBlock, c + r, acc + r * dim);
+  }
+  const int left = rows - r;
+  w += r * kKeyBlock, c += r, acc += r * dim;
+  if constexpr (kSharedVRows > 3) {
+    if (left == 3) return AccumulateV<3>(d, vp, valid, dim, w, c, acc);
+  }
+  if constexpr (kSharedVRows > 2) {
+    if (left == 2) return AccumulateV<2>(d, vp, valid, dim, w, c, acc);
+  }
+  if (left == 1) AccumulateV<1>(d, vp, valid, dim, w, c, acc);
 }
 
 // One key block (positions p0 .. p0 + kKeyBlock - 1, rows kp / vp) for every row of the task
@@ -282,19 +356,11 @@ HWY_INLINE void AttendBlock(D d, const float* q, const int64_t* pos, const Atten
     const int valid = static_cast<int>(std::min<int64_t>(kKeyBlock, pt + 1 - p0));
     const int64_t r0 = t * group;  // this token's rows r0 .. r0 + group - 1
     const float* qt = q + ((task.token_begin + t) * s.n_heads + head0) * dim;
+    ScoreRows(d, qt, dim, kp, valid, s.scale, group, w);
     for (int g = 0; g < group; ++g) {
-      c[g] = SoftmaxStep(d, qt + g * dim, kp, valid, dim, s.scale, p0 == 0, &m[r0 + g],
-                         &lsum[(r0 + g) * lanes], &w[g * kKeyBlock]);
+      c[g] = SoftmaxStep(d, valid, p0 == 0, &m[r0 + g], &lsum[(r0 + g) * lanes], &w[g * kKeyBlock]);
     }
-    for (int g = 0; g < group; g += 2) {
-      float* a = &acc[(r0 + g) * dim];
-      if (g + 1 < group) {
-        AccumulateV<2>(d, vp, valid, dim, &w[g * kKeyBlock], &w[(g + 1) * kKeyBlock], c[g],
-                       c[g + 1], a, a + dim);
-      } else {
-        AccumulateV<1>(d, vp, valid, dim, &w[g * kKeyBlock], nullptr, c[g], 1.0f, a, nullptr);
-      }
-    }
+    AccumulateRows(d, vp, valid, dim, group, w, c, &acc[r0 * dim]);
   }
 }
 
@@ -309,6 +375,45 @@ HWY_INLINE void WidenRows(D d, const T* const* src, int n, int dim, float* dst, 
     for (; i < dim; ++i) row[i] = WeightToF32(src[j] + i);
     kp[j] = row;
   }
+}
+
+// The K / V rows (one kv head's slice) of key block positions p0 .. p0 + n - 1, n =
+// min(kKeyBlock, last + 1 - p0) (0 past the end), without a division per key when key blocks
+// lie inside cache blocks.
+struct KeyBlockRows {
+  const PagedKv& kv;
+  const int32_t* block_table;
+  int64_t pos_stride, head_off, last;  // see AttendTask
+
+  template <typename T>
+  int operator()(int64_t p0, const T* k_base, const T* v_base, const T** kp, const T** vp) const {
+    const int n = static_cast<int>(std::clamp<int64_t>(last + 1 - p0, 0, kKeyBlock));
+    if (n == 0) return 0;
+    if (kv.block_size % kKeyBlock == 0) {  // p0 .. p0 + n - 1 in one cache block
+      const int64_t row0 = block_table[p0 / kv.block_size] * kv.block_stride +
+                           (p0 % kv.block_size) * pos_stride + head_off;
+      for (int j = 0; j < n; ++j)
+        kp[j] = k_base + row0 + j * pos_stride, vp[j] = v_base + row0 + j * pos_stride;
+      return n;
+    }
+    for (int j = 0; j < n; ++j) {
+      const int64_t p = p0 + j;
+      const int64_t row = block_table[p / kv.block_size] * kv.block_stride +
+                          (p % kv.block_size) * pos_stride + head_off;
+      kp[j] = k_base + row;
+      vp[j] = v_base + row;
+    }
+    return n;
+  }
+};
+
+// Prefetches the cache lines of row[0 .. dim).
+template <typename T>
+HWY_INLINE void PrefetchRow(const T* row, int dim) {
+  const char* begin = reinterpret_cast<const char*>(row);
+  const char* end = begin + static_cast<size_t>(dim) * sizeof(T);
+  for (const char* p = begin; p < end; p += 64) hwy::Prefetch(p);
+  hwy::Prefetch(end - 1);  // the last line, when the row does not start on a line
 }
 
 // Runs one task: rows r = (t - token_begin) * group + g for query head kv_head * group + g.
@@ -335,7 +440,11 @@ void AttendTask(const float* q, const int64_t* pos, const PagedKv& kv, const Att
 
   const T* k_base = static_cast<const T*>(kv.k_base);
   const T* v_base = static_cast<const T*>(kv.v_base);
-  const int64_t head_off = static_cast<int64_t>(task.kv_head) * dim;
+  // Elements between a kv head's consecutive positions in a block, and from a block's start to
+  // the task's kv head at its first position.
+  const bool head_major = kv.layout == KvLayout::kHeadMajor;
+  const int64_t pos_stride = head_major ? dim : kv_dim;
+  const int64_t head_off = task.kv_head * (head_major ? kv.block_size * dim : dim);
   const T* kp[kKeyBlock];
   const T* vp[kKeyBlock];
   // Prefill tasks (several query tokens) with f16 / bf16 K/V read each key block widened to f32
@@ -352,15 +461,16 @@ void AttendTask(const float* q, const int64_t* pos, const PagedKv& kv, const Att
   }
   const float* kw[kKeyBlock];
   const float* vw[kKeyBlock];
+  const T* next_kp[kKeyBlock];
+  const T* next_vp[kKeyBlock];
+  const KeyBlockRows rows_of{kv, task.block_table, pos_stride, head_off, last};
   for (int64_t p0 = 0; p0 <= last; p0 += kKeyBlock) {
-    const int nk = static_cast<int>(std::min<int64_t>(kKeyBlock, last + 1 - p0));
-    for (int j = 0; j < nk; ++j) {
-      const int64_t p = p0 + j;
-      const int64_t row = task.block_table[p / kv.block_size] * kv.block_stride +
-                          (p % kv.block_size) * kv_dim + head_off;
-      kp[j] = k_base + row;
-      vp[j] = v_base + row;
-    }
+    const int nk = rows_of(p0, k_base, v_base, kp, vp);
+    // The next key block's K / V rows come from DRAM during a decode step (the weights streamed
+    // since the last step evicted them) and from another block of the pool: ask for them a
+    // block ahead.
+    const int next = rows_of(p0 + kKeyBlock, k_base, v_base, next_kp, next_vp);
+    for (int j = 0; j < next; ++j) PrefetchRow(next_kp[j], dim), PrefetchRow(next_vp[j], dim);
     if (widen) {
       WidenRows(d, kp, nk, dim, kf.data(), kw);
       WidenRows(d, vp, nk, dim, vf.data(), vw);

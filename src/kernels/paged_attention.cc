@@ -142,17 +142,19 @@ float KvAt(const void* base, DType dtype, int64_t i) {
 
 void PagedAttention(const float* q, const int64_t* pos, int64_t n_tokens, const PagedKv& kv,
                     const AttentionShape& s, float* out) {
-  const int64_t kv_dim = static_cast<int64_t>(s.n_kv_heads) * s.head_dim;
   const int group = s.n_heads / s.n_kv_heads;
   std::vector<double> w;
   for (int64_t t = 0; t < n_tokens; ++t) {
     for (int h = 0; h < s.n_heads; ++h) {
       const float* qh = q + (t * s.n_heads + h) * s.head_dim;
       float* oh = out + (t * s.n_heads + h) * s.head_dim;
-      const int64_t off = static_cast<int64_t>(h / group) * s.head_dim;
+      const int64_t kv_head = h / group;
       auto row = [&](int64_t p) {
-        return kv.block_table[p / kv.block_size] * kv.block_stride + (p % kv.block_size) * kv_dim +
-               off;
+        const int64_t in_block = p % kv.block_size;
+        return kv.block_table[p / kv.block_size] * kv.block_stride +
+               (kv.layout == KvLayout::kHeadMajor ? kv_head * kv.block_size + in_block
+                                                  : in_block * s.n_kv_heads + kv_head) *
+                   s.head_dim;
       };
       w.assign(pos[t] + 1, 0.0);
       double mx = -INFINITY, sum = 0;

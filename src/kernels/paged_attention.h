@@ -10,10 +10,22 @@
 
 namespace kiln::kernels {
 
+// How a block of the pool holds its block_size positions x n_kv_heads heads x head_dim.
+enum class KvLayout {
+  // [block_size, n_kv_heads, head_dim]: a position's heads side by side, as a token writes them.
+  kPositionMajor,
+  // [n_kv_heads, block_size, head_dim]: a kv head's positions side by side, so that attention
+  // (one task per kv head) reads each block's K and V slices as contiguous runs, not head_dim
+  // elements every n_kv_heads * head_dim.
+  kHeadMajor,
+};
+
 // One layer's view of the KV pool for one sequence.
-// K of position p: k_base + block_table[p / block_size] * block_stride + (p % block_size) * kv_dim
-// elements, where kv_dim = n_kv_heads * head_dim; V likewise from v_base. Elements are f32, f16
-// or bf16 (`dtype`); f16 / bf16 are widened exactly to f32 on load, scores and sums stay f32.
+// K of position p, kv head h: k_base + block_table[p / block_size] * block_stride + the offset of
+// (p % block_size, h) in the block: ((p % block_size) * n_kv_heads + h) * head_dim for
+// kPositionMajor, (h * block_size + p % block_size) * head_dim for kHeadMajor; V likewise from
+// v_base. Elements are f32, f16 or bf16 (`dtype`); f16 / bf16 are widened exactly to f32 on load,
+// scores and sums stay f32.
 struct PagedKv {
   const void* k_base = nullptr;
   const void* v_base = nullptr;
@@ -21,6 +33,7 @@ struct PagedKv {
   int64_t block_size = 0;    // positions per block
   const int32_t* block_table = nullptr;
   DType dtype = DType::kF32;  // kF32, kF16 or kBF16
+  KvLayout layout = KvLayout::kPositionMajor;
 };
 
 struct AttentionShape {

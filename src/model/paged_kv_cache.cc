@@ -35,6 +35,7 @@ PagedKvCache::PagedKvCache(const ModelConfig& config, int64_t num_blocks, int64_
                            DType dtype)
     : num_blocks_(num_blocks),
       block_size_(block_size),
+      head_dim_(config.head_dim),
       kv_dim_(config.num_kv_heads * config.head_dim),
       layer_stride_(num_blocks * block_size * kv_dim_),
       dtype_(dtype),
@@ -53,26 +54,30 @@ int64_t PagedKvCache::BytesPerToken(const ModelConfig& c, DType dtype) {
 
 int64_t PagedKvCache::Offset(int64_t layer, const int32_t* block_table, int64_t pos) const {
   const int64_t block = block_table[pos / block_size_];
-  return layer * layer_stride_ + (block * block_size_ + pos % block_size_) * kv_dim_;
+  return layer * layer_stride_ + block * block_size_ * kv_dim_ + pos % block_size_ * head_dim_;
 }
 
 void PagedKvCache::Write(int64_t layer, const int32_t* table, int64_t pos, const float* k,
                          const float* v) {
-  const int64_t at = Offset(layer, table, pos) * elem_bytes_;
+  const int64_t at = Offset(layer, table, pos), head_stride = block_size_ * head_dim_;
+  for (int64_t h = 0; h < kv_dim_ / head_dim_; ++h) {
+    const int64_t dst = at + h * head_stride, src = h * head_dim_;
+    WriteRow(k + src, k_.get() + dst * elem_bytes_);
+    WriteRow(v + src, v_.get() + dst * elem_bytes_);
+  }
+}
+
+void PagedKvCache::WriteRow(const float* x, std::byte* dst) const {
   if (dtype_ == DType::kF32) {
-    std::memcpy(k_.get() + at, k, kv_dim_ * sizeof(float));
-    std::memcpy(v_.get() + at, v, kv_dim_ * sizeof(float));
+    std::memcpy(dst, x, head_dim_ * sizeof(float));
     return;
   }
-  uint16_t* k_row = reinterpret_cast<uint16_t*>(k_.get() + at);
-  uint16_t* v_row = reinterpret_cast<uint16_t*>(v_.get() + at);
+  uint16_t* row = reinterpret_cast<uint16_t*>(dst);
   // One branch per row, not an indirect call per element (the conversions inline).
   if (dtype_ == DType::kF16) {
-    std::transform(k, k + kv_dim_, k_row, F32ToF16);
-    std::transform(v, v + kv_dim_, v_row, F32ToF16);
+    std::transform(x, x + head_dim_, row, F32ToF16);
   } else {
-    std::transform(k, k + kv_dim_, k_row, F32ToBf16);
-    std::transform(v, v + kv_dim_, v_row, F32ToBf16);
+    std::transform(x, x + head_dim_, row, F32ToBf16);
   }
 }
 
@@ -84,6 +89,7 @@ kernels::PagedKv PagedKvCache::View(int64_t layer, const int32_t* block_table) c
   kv.block_size = block_size_;
   kv.block_table = block_table;
   kv.dtype = dtype_;
+  kv.layout = kernels::KvLayout::kHeadMajor;
   return kv;
 }
 

@@ -1,4 +1,5 @@
-// The KV pool: per layer, K and V of [num_blocks, block_size, KV, hd] in f32, f16 or bf16.
+// The KV pool: per layer, K and V of [num_blocks, KV, block_size, hd] in f32, f16 or bf16 (head
+// major: attention reads one kv head's positions of a block as one run, kernels::KvLayout).
 // Sequences own blocks through block tables (the engine's KV manager hands out the ids); the model
 // only reads and writes rows. One preallocated allocation, no growth at run time.
 #pragma once
@@ -49,12 +50,16 @@ class PagedKvCache {
   kernels::PagedKv View(int64_t layer, const int32_t* block_table) const;
 
  private:
-  int64_t Offset(int64_t layer, const int32_t* block_table, int64_t pos) const;  // elements
+  // x [head_dim] to dst in the pool's dtype.
+  void WriteRow(const float* x, std::byte* dst) const;
+  // Elements from the pool's start to kv head 0 of `pos` in layer `layer`; head h is
+  // h * block_size * head_dim further.
+  int64_t Offset(int64_t layer, const int32_t* block_table, int64_t pos) const;
 
-  int64_t num_blocks_, block_size_, kv_dim_, layer_stride_;
+  int64_t num_blocks_, block_size_, head_dim_, kv_dim_, layer_stride_;
   DType dtype_;
   int64_t elem_bytes_;
-  std::unique_ptr<std::byte[]> k_, v_;  // [layers, num_blocks, block_size, kv_dim] of dtype_
+  std::unique_ptr<std::byte[]> k_, v_;  // [layers, num_blocks, KV, block_size, hd] of dtype_
 };
 
 }  // namespace kiln

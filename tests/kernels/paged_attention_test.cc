@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "util/half.h"
@@ -29,7 +30,8 @@ struct PagedFixture {
     std::shuffle(table.begin(), table.end(), rng);
   }
   PagedKv View() const {
-    return PagedKv{k.data(), v.data(), block_size * kv_dim, block_size, table.data()};
+    return PagedKv{k.data(),    v.data(), block_size * kv_dim, block_size, table.data(),
+                   DType::kF32, layout};
   }
   // The same pool rounded to `dtype` (kBF16 or kF16, as PagedKvCache stores it with
   // --kv-cache-dtype bf16 / f16); kF32 is View().
@@ -40,9 +42,11 @@ struct PagedFixture {
     v16.resize(v.size());
     std::transform(k.begin(), k.end(), k16.begin(), narrow);
     std::transform(v.begin(), v.end(), v16.begin(), narrow);
-    return PagedKv{k16.data(), v16.data(), block_size * kv_dim, block_size, table.data(), dtype};
+    return PagedKv{k16.data(), v16.data(), block_size * kv_dim, block_size, table.data(),
+                   dtype,      layout};
   }
   int64_t kv_dim, block_size;
+  KvLayout layout = KvLayout::kPositionMajor;  // how View() reads the same pool
   std::vector<float> k, v;
   std::vector<uint16_t> k16, v16;
   std::vector<int32_t> table;
@@ -56,29 +60,34 @@ std::vector<float> RandomQ(int64_t n, int seed) {
   return q;
 }
 
+constexpr KvLayout kLayouts[] = {KvLayout::kPositionMajor, KvLayout::kHeadMajor};
+
 TEST(PagedAttention, MatchesScalarOnEveryTarget) {
   const AttentionShape shape{6, 2, 40, 1.0f / std::sqrt(40.0f)};
   PagedFixture f(shape.n_kv_heads, shape.head_dim, /*block_size=*/5, /*n_blocks=*/12, 1);
-  const int64_t n_tokens = 7;
-  std::vector<int64_t> pos = {0, 1, 4, 5, 22, 40, 59};
-  std::vector<float> q(n_tokens * shape.n_heads * shape.head_dim);
-  std::mt19937 rng(2);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  for (auto& x : q) x = dist(rng);
-  std::vector<float> want(q.size()), got(q.size());
-  scalar::PagedAttention(q.data(), pos.data(), n_tokens, f.View(), shape, want.data());
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    for (int workers : {1, 2}) {
-      ThreadPool pool(std::vector<int>(workers, 0), /*pin=*/false);
-      PagedAttention(q.data(), pos.data(), n_tokens, f.View(), shape, got.data(), pool);
-      for (size_t i = 0; i < want.size(); ++i) {
-        ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::abs(want[i])))
-            << hwy::TargetName(target) << " i=" << i;
+  for (KvLayout layout : kLayouts) {
+    f.layout = layout;
+    const int64_t n_tokens = 7;
+    std::vector<int64_t> pos = {0, 1, 4, 5, 22, 40, 59};
+    std::vector<float> q(n_tokens * shape.n_heads * shape.head_dim);
+    std::mt19937 rng(2);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (auto& x : q) x = dist(rng);
+    std::vector<float> want(q.size()), got(q.size());
+    scalar::PagedAttention(q.data(), pos.data(), n_tokens, f.View(), shape, want.data());
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      for (int workers : {1, 2}) {
+        ThreadPool pool(std::vector<int>(workers, 0), /*pin=*/false);
+        PagedAttention(q.data(), pos.data(), n_tokens, f.View(), shape, got.data(), pool);
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::abs(want[i])))
+              << hwy::TargetName(target) << " i=" << i;
+        }
       }
     }
+    hwy::SetSupportedTargetsForTest(0);
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 // bf16 and f16 K/V: the SIMD kernel (widening on load) matches the scalar twin on every target,
@@ -88,31 +97,34 @@ class HalfKv : public ::testing::TestWithParam<DType> {};
 TEST_P(HalfKv, MatchesScalarOnEveryTarget) {
   const AttentionShape shape{6, 2, 40, 1.0f / std::sqrt(40.0f)};
   PagedFixture f(shape.n_kv_heads, shape.head_dim, /*block_size=*/5, /*n_blocks=*/12, 4);
-  const PagedKv kv = f.HalfView(GetParam());
-  std::vector<int64_t> pos = {0, 3, 9, 31, 59};
-  const int64_t n_tokens = static_cast<int64_t>(pos.size());
-  const std::vector<float> q = RandomQ(n_tokens * shape.n_heads * shape.head_dim, 5);
-  std::vector<float> want(q.size()), got(q.size()), exact(q.size());
-  scalar::PagedAttention(q.data(), pos.data(), n_tokens, kv, shape, want.data());
-  scalar::PagedAttention(q.data(), pos.data(), n_tokens, f.View(), shape, exact.data());
-  // bf16 keeps 8 mantissa bits, f16 11: outputs (averages of unit-normal V) move by ~1e-2 and
-  // ~2e-3 at most.
-  const float rounding = GetParam() == DType::kF16 ? 3e-3f : 2e-2f;
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_NEAR(want[i], exact[i], rounding) << "half vs f32 i=" << i;
-  }
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    for (int workers : {1, 2}) {
-      ThreadPool pool(std::vector<int>(workers, 0), /*pin=*/false);
-      PagedAttention(q.data(), pos.data(), n_tokens, kv, shape, got.data(), pool);
-      for (size_t i = 0; i < want.size(); ++i) {
-        ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::abs(want[i])))
-            << hwy::TargetName(target) << " i=" << i;
+  for (KvLayout layout : kLayouts) {
+    f.layout = layout;
+    const PagedKv kv = f.HalfView(GetParam());
+    std::vector<int64_t> pos = {0, 3, 9, 31, 59};
+    const int64_t n_tokens = static_cast<int64_t>(pos.size());
+    const std::vector<float> q = RandomQ(n_tokens * shape.n_heads * shape.head_dim, 5);
+    std::vector<float> want(q.size()), got(q.size()), exact(q.size());
+    scalar::PagedAttention(q.data(), pos.data(), n_tokens, kv, shape, want.data());
+    scalar::PagedAttention(q.data(), pos.data(), n_tokens, f.View(), shape, exact.data());
+    // bf16 keeps 8 mantissa bits, f16 11: outputs (averages of unit-normal V) move by ~1e-2 and
+    // ~2e-3 at most.
+    const float rounding = GetParam() == DType::kF16 ? 3e-3f : 2e-2f;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_NEAR(want[i], exact[i], rounding) << "half vs f32 i=" << i;
+    }
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      for (int workers : {1, 2}) {
+        ThreadPool pool(std::vector<int>(workers, 0), /*pin=*/false);
+        PagedAttention(q.data(), pos.data(), n_tokens, kv, shape, got.data(), pool);
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::abs(want[i])))
+              << hwy::TargetName(target) << " i=" << i;
+        }
       }
     }
+    hwy::SetSupportedTargetsForTest(0);
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 INSTANTIATE_TEST_SUITE_P(PagedAttention, HalfKv, ::testing::Values(DType::kBF16, DType::kF16),
@@ -135,11 +147,17 @@ TEST(PagedAttention, FirstPositionReturnsItsValue) {
 }
 
 // Several sequences in one call (own block tables over one pool) match the scalar twin, on every
-// target, for head dims that take each scoring path (q in registers for 4 or 8 vectors, or not).
+// target, for head dims that take each scoring path (q in registers for 4 or 8 vectors, or not),
+// both layouts, and cache blocks smaller than a key block (rows found one by one) or not (a key
+// block's rows in one cache block).
 TEST(PagedAttention, MultiSequenceMatchesScalar) {
-  for (int head_dim : {32, 64, 128}) {
+  for (auto [head_dim, block_size, layout] :
+       {std::tuple{32, 4, KvLayout::kPositionMajor}, std::tuple{64, 4, KvLayout::kPositionMajor},
+        std::tuple{128, 4, KvLayout::kPositionMajor}, std::tuple{32, 16, KvLayout::kHeadMajor},
+        std::tuple{64, 16, KvLayout::kHeadMajor}, std::tuple{128, 4, KvLayout::kHeadMajor}}) {
     const AttentionShape shape{8, 2, head_dim, 1.0f / std::sqrt(static_cast<float>(head_dim))};
-    PagedFixture f(shape.n_kv_heads, shape.head_dim, /*block_size=*/4, /*n_blocks=*/40, 6);
+    PagedFixture f(shape.n_kv_heads, shape.head_dim, block_size, /*n_blocks=*/40, 6);
+    f.layout = layout;
     // seq 0: prefill rows 0..5 at positions 10..15 (table[0..]), seq 1: decode row 6 at
     // position 37 (table[20..]), seq 2: decode row 7 at position 0 (table[30..]).
     const std::vector<int64_t> pos = {10, 11, 12, 13, 14, 15, 37, 0};
@@ -160,7 +178,8 @@ TEST(PagedAttention, MultiSequenceMatchesScalar) {
       PagedAttention(q.data(), pos.data(), seqs, f.View(), shape, got.data(), pool);
       for (size_t i = 0; i < want.size(); ++i) {
         ASSERT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::abs(want[i])))
-            << hwy::TargetName(target) << " head_dim=" << head_dim << " i=" << i;
+            << hwy::TargetName(target) << " head_dim=" << head_dim << " block=" << block_size
+            << " i=" << i;
       }
     }
     hwy::SetSupportedTargetsForTest(0);
@@ -172,13 +191,22 @@ TEST(PagedAttention, MultiSequenceMatchesScalar) {
 // workers, on every target, for f32, bf16 and f16 K/V (SmolLM2's shape: 9 heads over 3 kv heads).
 // head_dim 64 runs whole vectors only; 40 and 8 (stories260K's) also the scalar tails, where a
 // prefill chunk (K/V rows widened to f32 once) must still match each token decoded alone.
-class BatchInvariant : public ::testing::TestWithParam<int> {};
+// Llama-3.2-1B's 4 and Qwen2.5-0.5B's 7 query heads per kv head, and head_dim 128, on the
+// head-major layout of the KV cache, cover every count of rows sharing a K / V load.
+struct InvariantCase {
+  int head_dim, n_heads, n_kv_heads;
+  KvLayout layout;
+};
+
+class BatchInvariant : public ::testing::TestWithParam<InvariantCase> {};
 
 TEST_P(BatchInvariant, Bitwise) {
-  const int head_dim = GetParam();
-  const AttentionShape shape{9, 3, head_dim, 1.0f / std::sqrt(static_cast<float>(head_dim))};
+  const int head_dim = GetParam().head_dim;
+  const AttentionShape shape{GetParam().n_heads, GetParam().n_kv_heads, head_dim,
+                             1.0f / std::sqrt(static_cast<float>(head_dim))};
   const int64_t block_size = 16, blocks_per_seq = 20, n_seqs = 8;
   PagedFixture f(shape.n_kv_heads, shape.head_dim, block_size, blocks_per_seq * n_seqs, 8);
+  f.layout = GetParam().layout;
   const int64_t row = shape.n_heads * shape.head_dim;
   auto same_bits = [](float a, float b) {
     return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
@@ -237,9 +265,18 @@ TEST_P(BatchInvariant, Bitwise) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(PagedAttention, BatchInvariant, ::testing::Values(64, 40, 8),
-                         [](const ::testing::TestParamInfo<int>& p) {
-                           return "head_dim_" + std::to_string(p.param);
+INSTANTIATE_TEST_SUITE_P(PagedAttention, BatchInvariant,
+                         ::testing::Values(InvariantCase{64, 9, 3, KvLayout::kPositionMajor},
+                                           InvariantCase{40, 9, 3, KvLayout::kPositionMajor},
+                                           InvariantCase{8, 9, 3, KvLayout::kPositionMajor},
+                                           InvariantCase{64, 32, 8, KvLayout::kHeadMajor},
+                                           InvariantCase{64, 14, 2, KvLayout::kHeadMajor},
+                                           InvariantCase{128, 12, 2, KvLayout::kHeadMajor}),
+                         [](const ::testing::TestParamInfo<InvariantCase>& p) {
+                           return "head_dim_" + std::to_string(p.param.head_dim) + "_heads_" +
+                                  std::to_string(p.param.n_heads) + "_" +
+                                  std::to_string(p.param.n_kv_heads) +
+                                  (p.param.layout == KvLayout::kHeadMajor ? "_head_major" : "");
                          });
 
 }  // namespace

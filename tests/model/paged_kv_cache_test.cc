@@ -51,8 +51,9 @@ TEST(PagedKvCache, HalfTypesHalveBytesPerToken) {
   EXPECT_EQ(PagedKvCache::BytesPerToken(c, DType::kF16), 2 * 2 * 6 * 2);
 }
 
-// Rows land at block_table[pos / block_size] * block_size + pos % block_size of their layer,
-// rounded to bf16 / f16 (nearest even) in a bf16 / f16 pool and kept exact in an f32 pool.
+// Rows land in block block_table[pos / block_size] of their layer, head major (each kv head's
+// head_dim values at (h * block_size + pos % block_size) * head_dim in the block), rounded to
+// bf16 / f16 (nearest even) in a bf16 / f16 pool and kept exact in an f32 pool.
 TEST(PagedKvCache, WritesRowsWhereTheViewReadsThem) {
   const ModelConfig c = SmallConfig();
   const std::vector<int32_t> table = {2, 0};
@@ -61,18 +62,21 @@ TEST(PagedKvCache, WritesRowsWhereTheViewReadsThem) {
   for (int i = 0; i < 6; ++i) v[i] = -k[i];
   for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
     PagedKvCache kv(c, /*num_blocks=*/3, /*block_size=*/4, dtype);
-    kv.Write(/*layer=*/1, table.data(), /*pos=*/5, k, v);  // block 0, row 1
+    kv.Write(/*layer=*/1, table.data(), /*pos=*/5, k, v);  // table[1] = block 0, row 1
     const kernels::PagedKv view = kv.View(1, table.data());
     ASSERT_EQ(view.dtype, dtype);
-    const int64_t at = 0 * view.block_stride + 1 * 6;
+    ASSERT_EQ(view.layout, kernels::KvLayout::kHeadMajor);
+    ASSERT_EQ(view.block_stride, 4 * 6);
     for (int i = 0; i < 6; ++i) {
+      // Element i is head i / 3, dim i % 3; block 0, row 1.
+      const int64_t head = i / 3, at = 0 * view.block_stride + (head * 4 + 1) * 3 + i % 3;
       if (dtype == DType::kF32) {
-        EXPECT_EQ(static_cast<const float*>(view.k_base)[at + i], k[i]);
-        EXPECT_EQ(static_cast<const float*>(view.v_base)[at + i], v[i]);
+        EXPECT_EQ(static_cast<const float*>(view.k_base)[at], k[i]);
+        EXPECT_EQ(static_cast<const float*>(view.v_base)[at], v[i]);
       } else {
         const auto narrow = dtype == DType::kF16 ? F32ToF16 : F32ToBf16;
-        EXPECT_EQ(static_cast<const uint16_t*>(view.k_base)[at + i], narrow(k[i]));
-        EXPECT_EQ(static_cast<const uint16_t*>(view.v_base)[at + i], narrow(v[i]));
+        EXPECT_EQ(static_cast<const uint16_t*>(view.k_base)[at], narrow(k[i]));
+        EXPECT_EQ(static_cast<const uint16_t*>(view.v_base)[at], narrow(v[i]));
       }
     }
     // Layer 0 is untouched (zero-filled).
