@@ -65,7 +65,7 @@ Args Parse(int argc, char** argv) {
 }
 
 int32_t Argmax(const float* v, int64_t n) {
-  return static_cast<int32_t>(std::max_element(v, v + n) - v);
+  return static_cast<int32_t>(kiln::kernels::ArgMax(v, n));
 }
 
 // Batched decode: median aggregate tok/s over reps (plus one warm-up), and the prefill tok/s

@@ -20,6 +20,7 @@ void SiluMulT(const float* gate, const float* up, int64_t n, float* out) {
 }
 void AddInPlaceT(float* y, const float* x, int64_t n) { AddInPlaceImpl(y, x, n); }
 void SoftmaxT(float* x, int64_t n) { SoftmaxImpl(x, n); }
+int64_t ArgMaxT(const float* x, int64_t n) { return ArgMaxImpl(x, n); }
 const char* TargetNameT() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace kiln::kernels::HWY_NAMESPACE
@@ -31,6 +32,7 @@ namespace kiln::kernels {
 HWY_EXPORT(SiluMulT);
 HWY_EXPORT(AddInPlaceT);
 HWY_EXPORT(SoftmaxT);
+HWY_EXPORT(ArgMaxT);
 HWY_EXPORT(TargetNameT);
 
 void SiluMul(const float* gate, const float* up, int64_t n, float* out) {
@@ -39,6 +41,9 @@ void SiluMul(const float* gate, const float* up, int64_t n, float* out) {
 void AddInPlace(float* y, const float* x, int64_t n) { HWY_DYNAMIC_DISPATCH(AddInPlaceT)(y, x, n); }
 void Softmax(float* x, int64_t n) {
   if (n > 0) HWY_DYNAMIC_DISPATCH(SoftmaxT)(x, n);
+}
+int64_t ArgMax(const float* x, int64_t n) {
+  return n > 0 ? HWY_DYNAMIC_DISPATCH(ArgMaxT)(x, n) : 0;
 }
 const char* ActiveTargetName() { return HWY_DYNAMIC_DISPATCH(TargetNameT)(); }
 

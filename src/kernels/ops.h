@@ -67,7 +67,8 @@ void PackMatrix(const Matrix& w, uint8_t* dst);
 void DequantizeRow(const Matrix& w, int64_t row, float* dst);
 
 // Quantizes n f32 values (n a multiple of the block size) into `t`'s layout, as GGML's
-// reference quantizers do; used by writers and tests. f32/f16/bf16 convert.
+// reference quantizers do; used by writers and tests. f32/f16/bf16 convert (f16 / bf16 round to
+// nearest even, SIMD where the CPU converts f16; dst 2-byte aligned), as the KV cache writes.
 void QuantizeRow(DType t, const float* src, int64_t n, uint8_t* dst);
 
 // out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]; out may alias x.
@@ -89,6 +90,10 @@ void AddInPlace(float* y, const float* x, int64_t n);
 
 // In-place softmax over x[0, n).
 void Softmax(float* x, int64_t n);
+
+// The index of the first largest value of x[0, n) (greedy decoding's pick); NaN never wins, and
+// 0 when no value is above -inf (all banned) or n is 0.
+int64_t ArgMax(const float* x, int64_t n);
 
 // Causal attention for n_tokens new query tokens of one sequence.
 // q   [n_tokens, n_heads, head_dim]

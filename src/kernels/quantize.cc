@@ -1,5 +1,6 @@
-// Dispatch for QuantizeActs and DequantizeRow; QuantizeRow (writers and tests, not a hot path)
-// is the scalar reference quantizer.
+// Dispatch for QuantizeActs, DequantizeRow and QuantizeRow's f16 / bf16 rows (the KV cache's
+// writes); QuantizeRow's quantized types (writers and tests, not a hot path) are the scalar
+// reference quantizers.
 #include "kernels/quantize.h"
 
 #include <new>
@@ -26,6 +27,10 @@ bool DequantizeRowT(DType t, const uint8_t* src, int64_t n, float* dst) {
   return DequantizeRowImpl(t, src, n, dst);
 }
 
+bool NarrowRowT(DType t, const float* src, int64_t n, uint16_t* dst) {
+  return NarrowRowImpl(t, src, n, dst);
+}
+
 }  // namespace kiln::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -34,6 +39,7 @@ namespace kiln::kernels {
 
 HWY_EXPORT(QuantizeActsT);
 HWY_EXPORT(DequantizeRowT);
+HWY_EXPORT(NarrowRowT);
 
 namespace {
 constexpr uint64_t kAlign = 64;
@@ -75,6 +81,12 @@ void DequantizeRow(const Matrix& w, int64_t row, float* dst) {
 }
 
 void QuantizeRow(DType t, const float* src, int64_t n, uint8_t* dst) {
+  // f16 / bf16 rows are the KV cache's writes (one per token, layer and head): SIMD where the
+  // target has it; the quantized types are writers' and tests' reference quantizers.
+  if ((t == DType::kF16 || t == DType::kBF16) &&
+      HWY_DYNAMIC_DISPATCH(NarrowRowT)(t, src, n, reinterpret_cast<uint16_t*>(dst))) {
+    return;
+  }
   scalar::QuantizeRow(t, src, n, dst);
 }
 

@@ -68,6 +68,18 @@ void Softmax(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv_sum;
 }
 
+int64_t ArgMax(const float* x, int64_t n) {
+  int64_t best = 0;
+  float best_value = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    if (x[i] > best_value) {  // first maximum; NaN never wins
+      best_value = x[i];
+      best = i;
+    }
+  }
+  return best;
+}
+
 void Attention(const float* q, const int64_t* pos, int64_t n_tokens, const float* k, const float* v,
                int n_heads, int n_kv_heads, int head_dim, float scale, float* out,
                ThreadPool& /*pool*/) {

@@ -18,6 +18,7 @@ void Rope(float* x, int n_heads, int head_dim, const float* inv_freq, int64_t po
 void SiluMul(const float* gate, const float* up, int64_t n, float* out);
 void AddInPlace(float* y, const float* x, int64_t n);
 void Softmax(float* x, int64_t n);
+int64_t ArgMax(const float* x, int64_t n);
 void Attention(const float* q, const int64_t* pos, int64_t n_tokens, const float* k, const float* v,
                int n_heads, int n_kv_heads, int head_dim, float scale, float* out,
                ThreadPool& pool);

@@ -1,10 +1,7 @@
 #include "model/paged_kv_cache.h"
 
-#include <algorithm>
-#include <cstring>
-
+#include "kernels/ops.h"
 #include "util/error.h"
-#include "util/half.h"
 
 namespace kiln {
 
@@ -68,17 +65,7 @@ void PagedKvCache::Write(int64_t layer, const int32_t* table, int64_t pos, const
 }
 
 void PagedKvCache::WriteRow(const float* x, std::byte* dst) const {
-  if (dtype_ == DType::kF32) {
-    std::memcpy(dst, x, head_dim_ * sizeof(float));
-    return;
-  }
-  uint16_t* row = reinterpret_cast<uint16_t*>(dst);
-  // One branch per row, not an indirect call per element (the conversions inline).
-  if (dtype_ == DType::kF16) {
-    std::transform(x, x + head_dim_, row, F32ToF16);
-  } else {
-    std::transform(x, x + head_dim_, row, F32ToBf16);
-  }
+  kernels::QuantizeRow(dtype_, x, head_dim_, reinterpret_cast<uint8_t*>(dst));
 }
 
 kernels::PagedKv PagedKvCache::View(int64_t layer, const int32_t* block_table) const {

@@ -2,22 +2,14 @@
 
 #include <limits>
 
+#include "kernels/ops.h"
 #include "sampling/philox.h"
 
 namespace kiln {
 namespace {
 
-int32_t ArgMax(const float* x, int64_t n) {
-  int32_t best = 0;
-  float best_value = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) {
-    if (x[i] > best_value) {  // first maximum; NaN never wins
-      best_value = x[i];
-      best = static_cast<int32_t>(i);
-    }
-  }
-  return best;
-}
+// The first maximum; NaN never wins (kernels::ArgMax, SIMD: vocabularies reach 150K entries).
+int32_t ArgMax(const float* x, int64_t n) { return static_cast<int32_t>(kernels::ArgMax(x, n)); }
 
 }  // namespace
 

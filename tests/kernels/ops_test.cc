@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,9 @@ TEST(Activations, MatchScalarOnEveryTarget) {
       AddInPlace(y_got.data(), gate.data(), n);
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y_got[i], y_want[i]);
 
+      std::vector<float> a = RandomFloats(n, 7, -30.0f, 30.0f);
+      ASSERT_EQ(ArgMax(a.data(), n), scalar::ArgMax(a.data(), n)) << "argmax n " << n;
+
       std::vector<float> s_want = RandomFloats(n, 6, -30.0f, 30.0f), s_got = s_want;
       scalar::Softmax(s_want.data(), n);
       Softmax(s_got.data(), n);
@@ -150,6 +154,28 @@ TEST(Activations, MatchScalarOnEveryTarget) {
         ASSERT_TRUE(Near(s_got[i], s_want[i], 2e-6, 1e-30)) << "softmax n " << n << " i " << i;
       }
     }
+  });
+}
+
+// Ties go to the first index, NaN never wins, all -inf / NaN gives 0: on every target, with the
+// special values in the vector body and in the scalar tail.
+TEST(Activations, ArgMaxEdgeCasesOnEveryTarget) {
+  ForEachTarget([] {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    for (int64_t n : {3, 37, 1001}) {
+      std::vector<float> x(n, -1.0f);
+      x[n / 2] = 5.0f, x[n - 1] = 5.0f, x[0] = nan;
+      EXPECT_EQ(ArgMax(x.data(), n), n / 2) << n;
+      EXPECT_EQ(scalar::ArgMax(x.data(), n), n / 2) << n;
+      std::vector<float> banned(n, -inf);
+      banned[n - 1] = nan;
+      EXPECT_EQ(ArgMax(banned.data(), n), 0) << n;
+      EXPECT_EQ(scalar::ArgMax(banned.data(), n), 0) << n;
+      x[n - 1] = inf;
+      EXPECT_EQ(ArgMax(x.data(), n), n - 1) << n;
+    }
+    EXPECT_EQ(ArgMax(nullptr, 0), 0);
   });
 }
 

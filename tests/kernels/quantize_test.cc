@@ -1,6 +1,9 @@
 #include "kernels/quantize.h"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -83,6 +86,35 @@ TEST(QuantizeRow, HalfTypesRoundToNearestEven) {
   EXPECT_EQ(bf[3], 0xC020);
   EXPECT_EQ(f16[2], 0x3C00);  // tie -> 1.0
   EXPECT_EQ(f16[3], 0xC100);
+}
+
+// f16 / bf16 rows (the KV cache's writes) have the scalar conversions' bits on every target:
+// ties, overflow to inf, subnormals, signed zero and NaN, in the vector body and the tail.
+TEST(QuantizeRow, HalfTypesMatchScalarOnEveryTarget) {
+  std::vector<float> x = RandomFloats(77, 3, -70000.0f, 70000.0f);
+  const float specials[] = {1.0f + 1.0f / 2048,
+                            65504.0f,
+                            65520.0f,
+                            -65520.0f,
+                            1e-6f,
+                            1e-8f,
+                            -0.0f,
+                            std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            1.0f + 1.0f / 256,
+                            3e38f};
+  std::copy(std::begin(specials), std::end(specials), x.begin());
+  std::copy(std::begin(specials), std::end(specials), x.end() - std::size(specials));
+  ForEachTarget([&] {
+    for (DType dtype : {DType::kF16, DType::kBF16}) {
+      std::vector<uint8_t> want(2 * x.size()), got(2 * x.size());
+      scalar::QuantizeRow(dtype, x.data(), static_cast<int64_t>(x.size()), want.data());
+      QuantizeRow(dtype, x.data(), static_cast<int64_t>(x.size()), got.data());
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << GetDTypeInfo(dtype).name << " byte " << i;
+      }
+    }
+  });
 }
 
 TEST(DequantizeRow, MatchesScalarOnEveryTarget) {
