@@ -205,24 +205,24 @@ HWY_INLINE void WidenRows(D d, const T* const* src, int n, int dim, float* dst, 
 // lie inside cache blocks.
 struct KeyBlockRows {
   const PagedKv& kv;
+  const AttentionShape& s;
   const int32_t* block_table;
-  int64_t pos_stride, head_off, last;  // see AttendTask
+  int32_t kv_head;
+  int64_t last;
+  int64_t pos_stride = KvPositionStride(kv, s);
 
   template <typename T>
   int operator()(int64_t p0, const T* k_base, const T* v_base, const T** kp, const T** vp) const {
     const int n = static_cast<int>(std::clamp<int64_t>(last + 1 - p0, 0, kKeyBlock));
     if (n == 0) return 0;
     if (kv.block_size % kKeyBlock == 0) {  // p0 .. p0 + n - 1 in one cache block
-      const int64_t row0 = block_table[p0 / kv.block_size] * kv.block_stride +
-                           (p0 % kv.block_size) * pos_stride + head_off;
+      const int64_t row0 = KvRowOffset(kv, block_table, s, p0, kv_head);
       for (int j = 0; j < n; ++j)
         kp[j] = k_base + row0 + j * pos_stride, vp[j] = v_base + row0 + j * pos_stride;
       return n;
     }
     for (int j = 0; j < n; ++j) {
-      const int64_t p = p0 + j;
-      const int64_t row = block_table[p / kv.block_size] * kv.block_stride +
-                          (p % kv.block_size) * pos_stride + head_off;
+      const int64_t row = KvRowOffset(kv, block_table, s, p0 + j, kv_head);
       kp[j] = k_base + row;
       vp[j] = v_base + row;
     }
@@ -246,7 +246,6 @@ void AttendTask(const float* q, const int64_t* pos, const PagedKv& kv, const Att
   const hn::CappedTag<float, kKeyBlock> d;  // a key block is a whole number of vectors
   const int lanes = static_cast<int>(hn::Lanes(d));
   const int dim = s.head_dim, group = s.n_heads / s.n_kv_heads;
-  const int64_t kv_dim = static_cast<int64_t>(s.n_kv_heads) * dim;
   const int64_t n_tok = task.token_end - task.token_begin;
   const int64_t rows = n_tok * group;
   // Per-thread scratch, grown to the largest task seen: acc [rows, dim], lsum [rows, lanes],
@@ -263,11 +262,6 @@ void AttendTask(const float* q, const int64_t* pos, const PagedKv& kv, const Att
 
   const T* k_base = static_cast<const T*>(kv.k_base);
   const T* v_base = static_cast<const T*>(kv.v_base);
-  // Elements between a kv head's consecutive positions in a block, and from a block's start to
-  // the task's kv head at its first position.
-  const bool head_major = kv.layout == KvLayout::kHeadMajor;
-  const int64_t pos_stride = head_major ? dim : kv_dim;
-  const int64_t head_off = task.kv_head * (head_major ? kv.block_size * dim : dim);
   const T* kp[kKeyBlock];
   const T* vp[kKeyBlock];
   // Prefill tasks (several query tokens) with f16 / bf16 K/V read each key block widened to f32
@@ -286,7 +280,7 @@ void AttendTask(const float* q, const int64_t* pos, const PagedKv& kv, const Att
   const float* vw[kKeyBlock];
   const T* next_kp[kKeyBlock];
   const T* next_vp[kKeyBlock];
-  const KeyBlockRows rows_of{kv, task.block_table, pos_stride, head_off, last};
+  const KeyBlockRows rows_of{kv, s, task.block_table, task.kv_head, last};
   for (int64_t p0 = 0; p0 <= last; p0 += kKeyBlock) {
     const int nk = rows_of(p0, k_base, v_base, kp, vp);
     // The next key block's K / V rows come from DRAM during a decode step (the weights streamed

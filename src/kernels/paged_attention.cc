@@ -148,14 +148,7 @@ void PagedAttention(const float* q, const int64_t* pos, int64_t n_tokens, const 
     for (int h = 0; h < s.n_heads; ++h) {
       const float* qh = q + (t * s.n_heads + h) * s.head_dim;
       float* oh = out + (t * s.n_heads + h) * s.head_dim;
-      const int64_t kv_head = h / group;
-      auto row = [&](int64_t p) {
-        const int64_t in_block = p % kv.block_size;
-        return kv.block_table[p / kv.block_size] * kv.block_stride +
-               (kv.layout == KvLayout::kHeadMajor ? kv_head * kv.block_size + in_block
-                                                  : in_block * s.n_kv_heads + kv_head) *
-                   s.head_dim;
-      };
+      auto row = [&](int64_t p) { return KvRowOffset(kv, kv.block_table, s, p, h / group); };
       w.assign(pos[t] + 1, 0.0);
       double mx = -INFINITY, sum = 0;
       for (int64_t p = 0; p <= pos[t]; ++p) {

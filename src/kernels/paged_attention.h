@@ -43,6 +43,22 @@ struct AttentionShape {
   float scale = 1.0f;  // usually 1/sqrt(head_dim)
 };
 
+// Elements between consecutive positions of one kv head inside a block of `kv`.
+inline int64_t KvPositionStride(const PagedKv& kv, const AttentionShape& s) {
+  return kv.layout == KvLayout::kHeadMajor ? s.head_dim
+                                           : static_cast<int64_t>(s.n_kv_heads) * s.head_dim;
+}
+
+// Elements from k_base (or v_base) to the head_dim values of position p, kv head h, for a
+// sequence with `block_table` (the layout's formula above).
+inline int64_t KvRowOffset(const PagedKv& kv, const int32_t* block_table, const AttentionShape& s,
+                           int64_t p, int64_t h) {
+  const int64_t in_block = p % kv.block_size;
+  const int64_t row = kv.layout == KvLayout::kHeadMajor ? h * kv.block_size + in_block
+                                                        : in_block * s.n_kv_heads + h;
+  return block_table[p / kv.block_size] * kv.block_stride + row * s.head_dim;
+}
+
 // q [n_tokens, n_heads, head_dim]; pos [n_tokens]: query t attends to positions 0..pos[t].
 // out [n_tokens, n_heads, head_dim]. Parallel over (kv head, block of queries) on `pool`.
 // Batch invariant: the bits of out[t, h] depend only on q[t, h], pos[t] and the cache, never

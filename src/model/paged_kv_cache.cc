@@ -49,18 +49,18 @@ int64_t PagedKvCache::BytesPerToken(const ModelConfig& c, DType dtype) {
   return 2 * c.num_layers * c.num_kv_heads * c.head_dim * KvElemBytes(dtype);
 }
 
-int64_t PagedKvCache::Offset(int64_t layer, const int32_t* block_table, int64_t pos) const {
-  const int64_t block = block_table[pos / block_size_];
-  return layer * layer_stride_ + block * block_size_ * kv_dim_ + pos % block_size_ * head_dim_;
-}
-
 void PagedKvCache::Write(int64_t layer, const int32_t* table, int64_t pos, const float* k,
                          const float* v) {
-  const int64_t at = Offset(layer, table, pos), head_stride = block_size_ * head_dim_;
-  for (int64_t h = 0; h < kv_dim_ / head_dim_; ++h) {
-    const int64_t dst = at + h * head_stride, src = h * head_dim_;
-    WriteRow(k + src, k_.get() + dst * elem_bytes_);
-    WriteRow(v + src, v_.get() + dst * elem_bytes_);
+  // Each kv head's head_dim values where attention reads them (the view's layout).
+  const kernels::PagedKv view = View(layer, table);
+  const int n_kv_heads = static_cast<int>(kv_dim_ / head_dim_);
+  const kernels::AttentionShape shape{.n_kv_heads = n_kv_heads,
+                                      .head_dim = static_cast<int>(head_dim_)};
+  const int64_t layer_at = layer * layer_stride_;
+  for (int h = 0; h < n_kv_heads; ++h) {
+    const int64_t dst = layer_at + kernels::KvRowOffset(view, table, shape, pos, h);
+    WriteRow(k + h * head_dim_, k_.get() + dst * elem_bytes_);
+    WriteRow(v + h * head_dim_, v_.get() + dst * elem_bytes_);
   }
 }
 

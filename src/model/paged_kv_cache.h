@@ -52,9 +52,6 @@ class PagedKvCache {
  private:
   // x [head_dim] to dst in the pool's dtype.
   void WriteRow(const float* x, std::byte* dst) const;
-  // Elements from the pool's start to kv head 0 of `pos` in layer `layer`; head h is
-  // h * block_size * head_dim further.
-  int64_t Offset(int64_t layer, const int32_t* block_table, int64_t pos) const;
 
   int64_t num_blocks_, block_size_, head_dim_, kv_dim_, layer_stride_;
   DType dtype_;
