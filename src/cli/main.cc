@@ -4,19 +4,21 @@
 
 #include "cli/bench_command.h"
 #include "cli/generate_command.h"
+#include "cli/launch_command.h"
 #include "cli/serve_command.h"
 #include "util/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Kiln: LLM inference for CPUs (generate, serve, bench; export, launch and top are "
-      "on the way)",
+      "Kiln: LLM inference for CPUs (generate, serve, launch, bench; export and top are on "
+      "the way)",
       "kiln"};
   app.set_version_flag("--version", "kiln 0.1.0");
   app.require_subcommand(1);
   kiln::AddGenerateCommand(app);
   kiln::AddServeCommand(app);
   kiln::AddBenchCommand(app);
+  kiln::AddLaunchCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "engine/engine.h"
-#include "server/histogram.h"
+#include "util/histogram.h"
 
 namespace kiln {
 

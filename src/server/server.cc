@@ -25,12 +25,12 @@ Server::Server(ServerConfig config, GenerationBackend& backend, const Tokenizer*
                ChatTemplateFn chat_template)
     : state_(std::make_shared<ServerState>(std::move(config), &backend, tokenizer,
                                            std::move(chat_template))),
-      router_(*state_) {
+      route_table_(*state_) {
   http::ServerOptions options = state_->config.http;
   options.error_response = HttpLayerError;
   http_ = std::make_unique<http::HttpServer>(
       options, [this](http::Request request, std::shared_ptr<http::Exchange> exchange) {
-        router_.Handle(std::move(request), std::move(exchange));
+        route_table_.Handle(std::move(request), std::move(exchange));
       });
   state_->connection_count = [this] { return http_->connection_count(); };
 }

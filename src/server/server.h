@@ -10,7 +10,7 @@
 #include "http/http_server.h"
 #include "server/chat_template.h"
 #include "server/generation_backend.h"
-#include "server/router.h"
+#include "server/route_table.h"
 #include "server/server_config.h"
 #include "server/server_state.h"
 #include "tokenizer/tokenizer.h"
@@ -39,7 +39,7 @@ class Server {
 
  private:
   std::shared_ptr<ServerState> state_;
-  Router router_;
+  RouteTable route_table_;
   std::unique_ptr<http::HttpServer> http_;
 };
 

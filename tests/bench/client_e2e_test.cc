@@ -76,7 +76,8 @@ TEST(HttpClient, BodyArrivesIncrementallyWithTimestamps) {
   client.Start(request,
                {[&](int s, http::Clock::time_point) { status = s; },
                 [&](std::string_view, http::Clock::time_point t) { arrivals.push_back(t); },
-                [&](const http::StreamOutcome& o) { outcome = o; }});
+                [&](const http::StreamOutcome& o) { outcome = o; },
+                nullptr});
   io.run();
   EXPECT_EQ(status, 200);
   EXPECT_EQ(outcome.end, http::StreamEnd::kComplete);

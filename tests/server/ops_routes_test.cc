@@ -2,7 +2,8 @@
 
 #include <string>
 
-#include "server/router.h"
+#include "server/route_table.h"
+#include "util/bearer_token.h"
 #include "server/server_fixture.h"
 
 namespace kiln::testing {

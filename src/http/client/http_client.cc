@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -69,7 +70,7 @@ class ClientExchange : public std::enable_shared_from_this<ClientExchange> {
     request_.target(request.target);
     request_.version(11);
     request_.set(bhttp::field::host, client_->base.HostHeader());
-    request_.set(bhttp::field::user_agent, "kiln-bench");
+    request_.set(bhttp::field::user_agent, client_->options.user_agent);
     for (const auto& [name, value] : request.headers) request_.set(name, value);
     request_.body() = std::move(request.body);
     request_.keep_alive(true);
@@ -130,10 +131,27 @@ class ClientExchange : public std::enable_shared_from_this<ClientExchange> {
     if (done_) return;
     if (ec) return RetryOnFresh(ec) ? void() : Fail("read response head", ec);
     status_ = parser_->get().result_int();
-    if (cb_.on_headers) cb_.on_headers(status_, Clock::now());
+    const Clock::time_point now = Clock::now();
+    if (cb_.on_head) {
+      cb_.on_head(Head(), now);
+      if (done_) return;
+    }
+    if (cb_.on_headers) cb_.on_headers(status_, now);
     if (done_) return;  // cancelled from the callback
     if (parser_->is_done()) return End(StreamEnd::kComplete, "");
     ReadBody();
+  }
+
+  ReceivedHead Head() const {
+    ReceivedHead head;
+    head.status = status_;
+    for (const auto& field : parser_->get()) {
+      std::string name(field.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      head.headers.emplace_back(std::move(name), std::string(field.value()));
+    }
+    head.has_length = parser_->content_length().has_value();
+    return head;
   }
 
   void ReadBody() {

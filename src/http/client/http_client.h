@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "http/client/url.h"
+#include "http/http_types.h"
 
 namespace boost::asio {
 class io_context;
@@ -28,6 +29,8 @@ struct ClientOptions {
   std::chrono::milliseconds idle_timeout{300'000};
   // Body bytes handed to on_body at most this many at a time.
   size_t read_buffer_bytes = 8192;
+  // Sent unless the request has a User-Agent of its own.
+  std::string user_agent = "kiln-bench";
 };
 
 struct ClientRequest {
@@ -51,11 +54,20 @@ struct StreamOutcome {
   bool reused_connection = false;
 };
 
+// The status line and fields of a response, for clients that pass them on (a proxy).
+struct ReceivedHead {
+  int status = 0;
+  Headers headers;          // names lower-cased, as sent otherwise
+  bool has_length = false;  // Content-Length was sent (else chunked or until close)
+};
+
 // All callbacks run on the io_context thread. They may call Start/Cancel re-entrantly.
 struct StreamCallbacks {
   std::function<void(int status, Clock::time_point)> on_headers;
   std::function<void(std::string_view bytes, Clock::time_point)> on_body;
   std::function<void(const StreamOutcome&)> on_end;  // exactly once per Start
+  // With the fields, for a proxy; before on_headers.
+  std::function<void(const ReceivedHead& head, Clock::time_point)> on_head;
 };
 
 class HttpClient {

@@ -1,4 +1,4 @@
-#include "server/histogram.h"
+#include "util/histogram.h"
 
 #include <algorithm>
 #include <cstdio>

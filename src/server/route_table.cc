@@ -1,9 +1,10 @@
-#include "server/router.h"
+#include "server/route_table.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include "api/api_error.h"
+#include "util/bearer_token.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -24,25 +25,9 @@ std::string FailureReason(const api::ApiError& e) {
   return "validation";
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
-  const size_t n = std::max(a.size(), b.size());
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= static_cast<unsigned char>(x ^ y);
-  }
-  return diff == 0;
-}
-
-Router::Router(ServerState& state) : state_(state) {
+RouteTable::RouteTable(ServerState& state) : state_(state) {
   const auto tgi = ErrorStyle::kTgi, oai = ErrorStyle::kOpenAi;
   routes_ = {
       {"POST", "/generate", false, true, tgi, Generate},
@@ -62,7 +47,7 @@ Router::Router(ServerState& state) : state_(state) {
   };
 }
 
-http::Headers Router::CorsHeaders(const http::Request& request) const {
+http::Headers RouteTable::CorsHeaders(const http::Request& request) const {
   const auto& allowed = state_.config.cors_allow_origins;
   const std::string* origin = request.Header("origin");
   if (allowed.empty() || origin == nullptr) return {};
@@ -71,18 +56,12 @@ http::Headers Router::CorsHeaders(const http::Request& request) const {
   return {{"Access-Control-Allow-Origin", any ? "*" : *origin}, {"Vary", "Origin"}};
 }
 
-bool Router::Authorized(const http::Request& request) const {
+bool RouteTable::Authorized(const http::Request& request) const {
   if (state_.config.api_key.empty()) return true;
-  const std::string* header = request.Header("authorization");
-  if (header == nullptr || header->size() < 7 || Lower(header->substr(0, 7)) != "bearer ") {
-    return false;
-  }
-  std::string token = header->substr(7);
-  while (!token.empty() && token.front() == ' ') token.erase(0, 1);
-  return ConstantTimeEquals(token, state_.config.api_key);
+  return BearerTokenMatches(request.Header("authorization"), state_.config.api_key);
 }
 
-void Router::Handle(http::Request request, std::shared_ptr<http::Exchange> exchange) {
+void RouteTable::Handle(http::Request request, std::shared_ptr<http::Exchange> exchange) {
   const Clock::time_point arrival = Clock::now();
   Reply reply{std::move(exchange), CorsHeaders(request), ErrorStyle::kTgi};
   const std::string method = request.method == "HEAD" ? "GET" : request.method;
@@ -125,7 +104,7 @@ void Router::Handle(http::Request request, std::shared_ptr<http::Exchange> excha
   Run(*match, ctx);
 }
 
-void Router::Run(const Route& route, RouteContext& ctx) {
+void RouteTable::Run(const Route& route, RouteContext& ctx) {
   if (route.generation) state_.metrics.RequestReceived();
   try {
     route.handler(ctx);

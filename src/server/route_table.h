@@ -14,9 +14,9 @@
 
 namespace kiln {
 
-class Router {
+class RouteTable {
  public:
-  explicit Router(ServerState& state);
+  explicit RouteTable(ServerState& state);
   void Handle(http::Request request, std::shared_ptr<http::Exchange> exchange);
 
  private:
@@ -35,8 +35,5 @@ class Router {
   ServerState& state_;
   std::vector<Route> routes_;
 };
-
-// Equal-time comparison of a presented secret with the expected one.
-bool ConstantTimeEquals(const std::string& a, const std::string& b);
 
 }  // namespace kiln
