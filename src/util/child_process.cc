@@ -1,6 +1,7 @@
 #include "util/child_process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -24,6 +25,7 @@ constexpr size_t kTailLines = 40;
 [[noreturn]] void ExecChild(char* const* argv, const cpu_set_t* cpus, int out_fd, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) _exit(126);  // the parent died before prctl took effect
+  setpgid(0, 0);  // a group of its own: the destructor kills whatever it started, too
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);  // the parent blocks SIGTERM for its sigwait
@@ -68,12 +70,13 @@ ChildProcess::ChildProcess(const ChildSpec& spec) {
 }
 
 ChildProcess::~ChildProcess() {
+  kill(-pid_, SIGKILL);  // its process group: the child and anything it started
   if (!status_) {
-    kill(pid_, SIGKILL);
     int status = 0;
     waitpid(pid_, &status, 0);
   }
-  if (relay_.joinable()) relay_.join();  // the pipe reaches EOF once the child is gone
+  stop_relay_ = true;
+  if (relay_.joinable()) relay_.join();
 }
 
 void ChildProcess::Signal(int sig) {
@@ -107,6 +110,14 @@ void ChildProcess::Relay(int fd, std::string prefix) {
   std::string line;
   char buf[4096];
   for (;;) {
+    // Woken every 100 ms to see stop_relay_: a descendant may hold the pipe open forever.
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, 100);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) {
+      if (stop_relay_) break;
+      continue;
+    }
     const ssize_t n = read(fd, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;

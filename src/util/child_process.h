@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -27,7 +28,8 @@ class ChildProcess {
  public:
   // Throws kiln::Error when the process cannot be created (exec failures show as exit 127).
   explicit ChildProcess(const ChildSpec& spec);
-  // SIGKILLs the child if it still runs, reaps it and joins the relay thread.
+  // SIGKILLs the child's process group (the child runs in a group of its own), reaps it and
+  // joins the relay thread.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -46,6 +48,7 @@ class ChildProcess {
 
   pid_t pid_ = -1;
   std::optional<int> status_;
+  std::atomic<bool> stop_relay_{false};
   std::thread relay_;
   mutable std::mutex tail_mu_;
   std::deque<std::string> tail_;

@@ -88,7 +88,10 @@ TEST(Utf8, StreamBufferHoldsPartialCharacters) {
 }
 
 TEST(Utf8, ReplacesInvalidBytes) {
-  EXPECT_EQ(ValidUtf8OrReplace("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(ValidUtf8OrReplace("a\xFF"
+                               "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_EQ(ValidUtf8OrReplace("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(CompleteUtf8Prefix("ab\xE2\x82"), 2u);
 }
