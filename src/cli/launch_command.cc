@@ -135,7 +135,10 @@ void RunLaunch(const CLI::App& cmd, const LaunchOptions& o) {
   for (const auto& s : config.core_sets) sets += (sets.empty() ? "" : " ") + FormatCoreSet(s);
   log::Info(StrCat("launching ", config.core_sets.size(), " replicas on core sets ", sets));
   ReplicaRouter router(config);
-  router.Start([&signals] { return SignalPending(signals); });
+  if (!router.Start([&signals] { return SignalPending(signals); })) {
+    log::Info("signal received while the replicas were starting: stopped");
+    return;
+  }
   log::Info(StrCat("routing to ", config.core_sets.size(), " replicas on http://", config.http.host,
                    ":", router.port()));
   int sig = 0;

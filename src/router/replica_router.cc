@@ -57,7 +57,7 @@ ReplicaRouter::~ReplicaRouter() { Stop(); }
 
 uint16_t ReplicaRouter::port() const { return http_->port(); }
 
-void ReplicaRouter::Start(const std::function<bool()>& interrupted) {
+bool ReplicaRouter::Start(const std::function<bool()>& interrupted) {
   http_->Start();  // first: a port in use fails before any replica is spawned
   loop_thread_ = std::thread([this] { loop_.run(); });
   OnLoop([this] {
@@ -74,10 +74,10 @@ void ReplicaRouter::Start(const std::function<bool()>& interrupted) {
       Stop();
       throw Error(failure);
     }
-    if (started) return;
+    if (started) return true;
     if (interrupted && interrupted()) {
       Stop();
-      throw Error("interrupted while the replicas were starting");
+      return false;
     }
     if (Clock::now() > deadline) {
       Stop();

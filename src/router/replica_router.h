@@ -33,9 +33,9 @@ class ReplicaRouter {
 
   // Binds the front endpoint (throws kiln::Error when the address is taken: before any
   // replica starts), starts the replicas and waits until every one is ready. Throws
-  // kiln::Error naming the cause when one exits before that, `startup_timeout` passes or
-  // `interrupted()` says so; every child is then killed.
-  void Start(const std::function<bool()>& interrupted);
+  // kiln::Error naming the cause when one exits before that or `startup_timeout` passes;
+  // false (everything stopped) when `interrupted()` says so first.
+  bool Start(const std::function<bool()>& interrupted);
   uint16_t port() const;
   // The front stops taking requests (/health 503, new requests 503); requests in flight and
   // queued finish, for up to `drain_timeout`; then every replica is sent SIGTERM and waited

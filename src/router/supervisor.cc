@@ -149,10 +149,6 @@ void Supervisor::Tick(Clock::time_point now) {
         break;
     }
   }
-  if (!all_started_) {
-    all_started_ = std::all_of(replicas_.begin(), replicas_.end(),
-                               [](const Replica& r) { return r.ever_ready; });
-  }
 }
 
 void Supervisor::CheckExit(Replica& r, Clock::time_point now) {
@@ -251,6 +247,8 @@ void Supervisor::MarkReady(Replica& r) {
   r.ever_ready = true;
   r.ready_since = now;
   r.next_probe = now + config_.health_interval;
+  all_started_ = std::all_of(replicas_.begin(), replicas_.end(),
+                             [](const Replica& x) { return x.ever_ready; });
   log::Info(
       StrCat("replica ", r.index, ": ready on port ", r.port, " after ",
              std::chrono::duration_cast<std::chrono::milliseconds>(now - r.started_at).count(),
