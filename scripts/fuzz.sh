@@ -21,7 +21,8 @@ BUILD="$ROOT/build-fuzz"
 SECONDS_PER_TARGET="${KILN_FUZZ_SECONDS:-60}"
 PARALLEL="${KILN_FUZZ_PARALLEL:-2}"
 JOBS="${KILN_JOBS:-2}"
-ALL_TARGETS=(tokenizer_json template gguf gguf_vocab safetensors api_request http_request)
+ALL_TARGETS=(tokenizer_json template gguf gguf_vocab safetensors api_request http_request
+  router_input)
 targets_arg="${KILN_FUZZ_TARGETS:-${ALL_TARGETS[*]}}"
 read -r -a TARGETS <<<"${targets_arg//,/ }"
 

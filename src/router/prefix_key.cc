@@ -3,8 +3,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "util/json_depth.h"
+
 namespace kiln {
 namespace {
+
+constexpr int kMaxDepth = 64;
 
 uint64_t Fnv1a(std::string_view bytes) {
   uint64_t h = 0xCBF29CE484222325ULL;
@@ -36,6 +40,9 @@ std::string ChatPrefix(const nlohmann::json& messages, size_t chars) {
 }  // namespace
 
 std::optional<uint64_t> PromptPrefixKey(std::string_view body, size_t chars) {
+  // nlohmann's parser recurses: "[[[[..." as deep as a 2 MB body allows would overflow the
+  // stack. A body that deep is refused by the replica anyway.
+  if (JsonNestingDepth(body, kMaxDepth) > kMaxDepth) return std::nullopt;
   const nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return std::nullopt;
   std::string prompt;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace kiln {
 namespace {
 
@@ -38,6 +40,9 @@ TEST(PromptPrefixKey, NoPromptNoKey) {
   EXPECT_FALSE(PromptPrefixKey("[1,2]", 16));
   EXPECT_FALSE(PromptPrefixKey(R"({"model":"m"})", 16));
   EXPECT_FALSE(PromptPrefixKey("", 16));
+  // Deeper than any request a replica accepts: refused before the recursive parser runs.
+  EXPECT_FALSE(PromptPrefixKey(std::string(100000, '['), 16));
+  EXPECT_FALSE(PromptPrefixKey("{\"inputs\":" + std::string(100, '[') + "]}", 16));
 }
 
 }  // namespace
