@@ -32,8 +32,10 @@ void PerReplica(std::string& out, const std::vector<Replica>& replicas, const ch
 
 }  // namespace
 
+// 5 us to 9 s.
 RouterMetrics::RouterMetrics()
-    : dispatch_(Histogram::DurationBuckets()), relay_(Histogram::DurationBuckets()) {}
+    : dispatch_(Histogram::GeometricBuckets(5e-6, 36)),
+      relay_(Histogram::GeometricBuckets(5e-6, 36)) {}
 
 std::string RouterMetrics::Render(const std::vector<Replica>& replicas, const RouterCounters& c,
                                   const RouterGauges& g) const {

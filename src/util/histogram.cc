@@ -17,10 +17,12 @@ std::string FormatDouble(double v) {
 Histogram::Histogram(std::vector<double> upper_bounds)
     : bounds_(std::move(upper_bounds)), counts_(bounds_.size() + 1, 0) {}
 
-std::vector<double> Histogram::DurationBuckets() {
+std::vector<double> Histogram::DurationBuckets() { return GeometricBuckets(0.00015, 35); }
+
+std::vector<double> Histogram::GeometricBuckets(double first, int count) {
   std::vector<double> b;
-  double v = 0.00015;
-  for (int i = 0; i < 35; ++i, v *= 1.5) b.push_back(v);
+  double v = first;
+  for (int i = 0; i < count; ++i, v *= 1.5) b.push_back(v);
   return b;
 }
 
