@@ -10,6 +10,11 @@ Setups (all on loopback; --cores 0-1 on the 2-core machine of docs/benchmarks.md
 Each gets `kiln bench --profile sweep` (synchronous, throughput, then constant rates between):
 output tok/s, TTFT and ITL p50/p95 side by side.
 
+Prefix affinity: `kiln launch --replicas 2` with and without --prefix-affinity on prompts that
+share one of 24 long openings, more than one replica's KV cache holds (4 streams at once,
+96 requests): TTFT and the replicas' prefix-cache
+hits.
+
 Router overhead, on one replica of one core, direct against through `kiln launch --replicas 1`
 (alternated --reps times, medians):
   - a request's round trip on a proxied route (/tokenize, one keep-alive connection): p50, p99;
@@ -266,6 +271,61 @@ def run_overhead(model: Path, args, results: dict):
                                                    for k, v in router_hist.items()}
 
 
+def affinity_dataset(path: Path, prefixes: int, per_prefix: int):
+    """Prompts that share one of `prefixes` long openings (a system prompt, ~300 tokens each),
+    interleaved so consecutive requests have different ones."""
+    import random
+    rng = random.Random(7)
+    words = "alpha beta gamma delta river mountain quiet engine copper lantern garden".split()
+    openings = [f"Context {k}: " + " ".join(rng.choice(words) for _ in range(260))
+                for k in range(prefixes)]
+    with path.open("w") as f:
+        for i in range(per_prefix):
+            for k in range(prefixes):
+                f.write(json.dumps({"prompt": f"{openings[k]}\nQuestion {i}: what comes next?",
+                                    "output_tokens": 16}) + "\n")
+
+
+def prefix_hits(url: str) -> float:
+    text = urllib.request.urlopen(url + "/metrics").read().decode()
+    return sum(float(line.split()[-1]) for line in text.splitlines()
+               if line.startswith("kiln_prefix_cache_hits_total{"))
+
+
+def run_affinity(model: Path, args, results: dict):
+    data = Path(tempfile.mkdtemp(prefix="kiln-affinity-")) / "prompts.jsonl"
+    # 24 openings of ~300 tokens: ~7,200 tokens of prefixes, more than one replica's 0.1 GiB
+    # KV cache (~4,600 tokens) holds, but half of them fit.
+    affinity_dataset(data, prefixes=24, per_prefix=4)
+    out = {}
+    for rep in range(args.reps):
+        for name, flags in (("least-outstanding", []),
+                            ("prefix-affinity", ["--prefix-affinity",
+                                                 "--prefix-affinity-chars", "1024"])):
+            s = Setup(name)
+            port = free_port()
+            s.url = f"http://127.0.0.1:{port}"
+            p = s.spawn([str(KILN), "launch", "--model-id", str(model), "--port", str(port),
+                         "--core-sets", "0,1", "--max-total-tokens", "2048",
+                         "--kv-cache-memory", "0.1", *flags])
+            wait_health(s.url, p)
+            try:
+                time.sleep(1.0)
+                before = prefix_hits(s.url)
+                report = kiln_bench(s.url, "concurrent", s.logs / "affinity.json", str(data), 0,
+                                    rate="4", requests=96)
+                summ = summarize(report["benchmarks"][0])
+                summ["prefix_hit_blocks"] = prefix_hits(s.url) - before
+                for k, v in summ.items():
+                    if isinstance(v, (int, float)):
+                        out.setdefault(name, {}).setdefault(k, []).append(v)
+            finally:
+                s.stop()
+            print(f"affinity rep {rep} {name}: done", file=sys.stderr)
+    results["affinity"] = {n: {k: statistics.median(v) for k, v in m.items()}
+                           for n, m in out.items()}
+
+
 def print_tables(results: dict):
     if results["sweep"]:
         print("| setup | benchmark | ok | out tok/s | TTFT p50 | TTFT p95 | ITL p50 | ITL p95 |")
@@ -283,6 +343,13 @@ def print_tables(results: dict):
             d, r = o["direct"][k], o["router"][k]
             print(f"| {k} | {d:.3f} | {r:.3f} | {r - d:+.3f} |")
         print("\nrouter histograms (bucket upper bounds, ms):", o["router_histograms_ms"])
+    if "affinity" in results:
+        print("\n| launch 2x1, 24 shared prefixes | out tok/s | TTFT p50 | TTFT p95 | latency p50 "
+              "| prefix-cache hit blocks |")
+        print("|---|---|---|---|---|---|")
+        for name, r in results["affinity"].items():
+            print(f"| {name} | {r['out_tok_s']:.1f} | {r['ttft_p50']:.1f} | {r['ttft_p95']:.1f} | "
+                  f"{r['lat_p50']:.1f} | {r['prefix_hit_blocks']:.0f} |")
 
 
 def main():
@@ -296,6 +363,7 @@ def main():
     ap.add_argument("--overhead-requests", type=int, default=48)
     ap.add_argument("--skip-sweep", action="store_true")
     ap.add_argument("--skip-overhead", action="store_true")
+    ap.add_argument("--skip-affinity", action="store_true")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     model = args.model or default_model()
@@ -304,6 +372,8 @@ def main():
         run_sweeps(model, args, results)
     if not args.skip_overhead:
         run_overhead(model, args, results)
+    if not args.skip_affinity:
+        run_affinity(model, args, results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     print_tables(results)
