@@ -28,6 +28,10 @@ APT_PACKAGES=(
   python3 python3-venv python3-dev
   clang-14 libclang-rt-14-dev
   chromium  # renders kiln bench's HTML report in tests/integration/test_bench_html.py
+  # Debian 12's nginx 1.22, which tests/integration/test_deploy_nginx.py runs deploy/nginx/ on
+  # (as the user, on loopback ports). In bookworm the binary, proxy and upstream modules
+  # included, is in `nginx` itself; nginx-light is `nginx` plus the echo module.
+  nginx
 )
 
 missing=()
@@ -53,8 +57,27 @@ else
     fi
   fi
   export DEBIAN_FRONTEND=noninteractive
+  # nginx's postinst starts the system service (port 80). The tests never use it (they run
+  # their own nginx on loopback ports), and where it cannot start (no IPv6 for its `[::]:80`,
+  # an init that refuses) the failure fails the whole install. So, unless the machine already
+  # has a policy (container images ship one), deny service starts during this install with a
+  # policy-rc.d that exits 101 (invoke-rc.d and deb-systemd-invoke obey it), removed after.
+  # On systemd machines the service stays enabled as Debian installs it: it starts at boot.
+  POLICY_RC=/usr/sbin/policy-rc.d
+  own_policy=0
+  if [[ ! -e "$POLICY_RC" ]]; then
+    printf '#!/bin/sh\n# scripts/setup.sh: no service starts during its apt-get install\nexit 101\n' |
+      "${SUDO[@]}" tee "$POLICY_RC" >/dev/null
+    "${SUDO[@]}" chmod 755 "$POLICY_RC"
+    own_policy=1
+    trap '"${SUDO[@]}" rm -f "$POLICY_RC"' EXIT
+  fi
   "${SUDO[@]}" apt-get update
   "${SUDO[@]}" apt-get install -y --no-install-recommends "${APT_PACKAGES[@]}"
+  if ((own_policy)); then
+    "${SUDO[@]}" rm -f "$POLICY_RC"
+    trap - EXIT
+  fi
 fi
 
 # ---------------------------------------------------------------- Python venv

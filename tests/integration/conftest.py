@@ -8,18 +8,29 @@ Environment:
   KILN_TEST_CORES         --cores for the servers (default 0: on a small machine the clients and
                           the I/O threads need the other cores, and pinned compute threads that
                           spin on a shared core slow every step down)
+  KILN_NGINX              nginx binary for the deployments behind nginx (default: `nginx` on
+                          PATH, else /usr/sbin/nginx)
+
+The module-scoped `server` fixture is parametrized over SERVER_KINDS: every test that uses it
+runs once against one `kiln serve` ("direct") and once through nginx with deploy/nginx's
+configuration in front of two replicas ("nginx").
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import importlib
 import importlib.util
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Callable, ContextManager
 
 import pytest
 
@@ -71,13 +82,14 @@ def free_port() -> int:
 class KilnServer:
     """A `kiln serve` child process; stop() sends SIGTERM and returns the exit code."""
 
-    def __init__(self, exe: Path, model: Path, args: list[str]):
+    def __init__(self, exe: Path, model: Path, args: list[str], cores: str | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = (REPO / "build-integration-logs")
         self.log.mkdir(exist_ok=True)
         self.log_path = self.log / f"kiln-serve-{self.port}.log"
-        cores = os.environ.get("KILN_TEST_CORES", "0")
+        if cores is None:
+            cores = os.environ.get("KILN_TEST_CORES", "0")
         cmd = [str(exe), "serve", "--model-id", str(model), "--hostname", "127.0.0.1",
                "--port", str(self.port), "--cores", cores, *args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
@@ -149,13 +161,178 @@ def start_server(kiln_paths):
         assert code == 0, f"kiln serve exited with {code}:\n{server.stderr()}"
 
 
-@pytest.fixture(scope="module")
-def server(kiln_paths):
-    """One shared server with default settings for the client-compatibility tests."""
-    s = KilnServer(*kiln_paths, ["--max-total-tokens", "2048"])
-    yield s
-    code = s.stop()
+# Flags of every `kiln serve` behind the `server` fixture (test_clients checks /info against
+# them) and nginx_deployment. A 0.25 GiB KV cache (11k tokens of SmolLM2) is plenty for these
+# tests; the default 2 GiB takes 1.4 s more to start per server (measured: 1.8 s against 0.46).
+SERVER_FLAGS = ["--max-total-tokens", "2048", "--kv-cache-memory", "0.25"]
+
+
+def replica_cores(count: int) -> list[str]:
+    """--cores for `count` replicas on this machine: one allowed core each, round robin, when
+    there are two or more (then replicas do not compete for a core); else KILN_TEST_CORES."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        return [os.environ.get("KILN_TEST_CORES", "0")] * count
+    return [str(allowed[i % len(allowed)]) for i in range(count)]
+
+
+def nginx_binary() -> Path:
+    env = os.environ.get("KILN_NGINX")
+    found = env or shutil.which("nginx") or "/usr/sbin/nginx"  # /usr/sbin: not on users' PATH
+    path = Path(found)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        unavailable(f"nginx not found ({found}); apt-get install nginx (scripts/setup.sh) "
+                    "or set KILN_NGINX")
+    return path
+
+
+NGINX_DIR = REPO / "deploy" / "nginx"
+_LISTEN = re.compile(r"^(\s*)listen 8080;$", re.M)
+_LOCAL_SERVER = re.compile(r"^server 127\.0\.0\.1:300(\d)\b(.*)$", re.M)
+
+
+def render_nginx_conf(folder: Path, listen_port: int, replica_ports: list[int]) -> Path:
+    """Copies deploy/nginx's nginx.conf, kiln.conf and kiln-upstream.conf into `folder` with only
+    their ports changed (kiln.conf's header says which); returns the main configuration file."""
+    kiln_conf = (NGINX_DIR / "kiln.conf").read_text()
+    assert len(_LISTEN.findall(kiln_conf)) == 1, "deploy/nginx/kiln.conf: expected one `listen 8080;`"
+    upstream = (NGINX_DIR / "kiln-upstream.conf").read_text()
+    listed = [int(m.group(1)) for m in _LOCAL_SERVER.finditer(upstream)]
+    assert listed == list(range(1, len(listed) + 1)) and len(listed) >= len(replica_ports), (
+        f"deploy/nginx/kiln-upstream.conf: expected servers 127.0.0.1:3001.., got {listed}")
+
+    def server_line(m: re.Match) -> str:
+        n = int(m.group(1))
+        if n > len(replica_ports):
+            return f"# (left out by the test) {m.group(0)}"
+        return f"server 127.0.0.1:{replica_ports[n - 1]}{m.group(2)}"
+
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(NGINX_DIR / "nginx.conf", folder / "nginx.conf")
+    (folder / "kiln.conf").write_text(
+        _LISTEN.sub(lambda m: f"{m.group(1)}listen 127.0.0.1:{listen_port};", kiln_conf))
+    (folder / "kiln-upstream.conf").write_text(_LOCAL_SERVER.sub(server_line, upstream))
+    return folder / "nginx.conf"
+
+
+class NginxDeployment:
+    """deploy/nginx's configuration on the real nginx, in front of `replicas` `kiln serve`
+    processes (one core each where there are enough), all on loopback. `url` is nginx's;
+    `replicas` are the KilnServers; kill_replica(i) SIGKILLs one."""
+
+    def __init__(self, exe: Path, model: Path, args: list[str], replicas: int = 2):
+        nginx = nginx_binary()
+        self.replicas: list[KilnServer] = []
+        self.killed: set[int] = set()
+        self.proc = None
+        try:
+            # Started side by side: each waits for its model to load.
+            with concurrent.futures.ThreadPoolExecutor(replicas) as pool:
+                starts = [pool.submit(KilnServer, exe, model, args, cores=cores)
+                          for cores in replica_cores(replicas)]
+            self.replicas = [f.result() for f in starts if f.exception() is None]
+            for f in starts:
+                if f.exception() is not None:
+                    raise f.exception()
+            self.port = free_port()
+            assert self.port != 80  # never the port of a system nginx
+            self.url = f"http://127.0.0.1:{self.port}"
+            # Under build-integration-logs/ with kiln's logs (not pytest's 0700 tmp folder: nginx
+            # started as root runs its workers as nobody).
+            self.dir = REPO / "build-integration-logs" / f"nginx-{self.port}"
+            shutil.rmtree(self.dir, ignore_errors=True)
+            conf = render_nginx_conf(self.dir, self.port, [r.port for r in self.replicas])
+            self.error_log = self.dir / "error.log"
+            self.access_log = self.dir / "access.log"
+            cmd = [str(nginx), "-p", str(self.dir), "-c", str(conf), "-g", "daemon off;"]
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=open(self.dir / "stderr.log", "w"))
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_ready(self, timeout: float = 30.0):
+        import requests
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"nginx exited with {self.proc.returncode}:\n{self.logs()}",
+                            pytrace=False)
+            try:
+                if requests.get(self.url + "/health", timeout=1).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        pytest.fail(f"nginx not ready after {timeout} s:\n{self.logs()}", pytrace=False)
+
+    def logs(self) -> str:
+        out = []
+        for name in ("stderr.log", "error.log"):
+            try:
+                out.append(f"--- {name}\n" + (self.dir / name).read_text()[-4000:])
+            except OSError:
+                pass
+        return "\n".join(out)
+
+    def kill_replica(self, i: int):
+        self.killed.add(i)
+        self.replicas[i].proc.kill()
+        self.replicas[i].proc.wait()
+
+    def stop(self) -> list[str]:
+        """Stops nginx and the replicas; returns what went wrong (kiln exit codes but 0)."""
+        problems = []
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGQUIT)  # graceful: lets open responses finish
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for i, replica in enumerate(self.replicas):
+            code = replica.stop()
+            if i not in self.killed and code != 0:
+                problems.append(f"kiln serve on :{replica.port} exited with {code}:\n"
+                                f"{replica.stderr()}")
+        return problems
+
+
+@contextlib.contextmanager
+def direct_server(kiln_paths):
+    s = KilnServer(*kiln_paths, SERVER_FLAGS)
+    try:
+        yield s
+    finally:
+        code = s.stop()
     assert code == 0, f"kiln serve exited with {code}:\n{s.stderr()}"
+
+
+@contextlib.contextmanager
+def nginx_server(kiln_paths, replicas: int = 2):
+    d = NginxDeployment(*kiln_paths, SERVER_FLAGS, replicas=replicas)
+    try:
+        yield d
+    finally:
+        problems = d.stop()
+    assert not problems, "\n".join(problems)
+
+
+# How the `server` fixture serves: param name -> factory(kiln_paths), a context manager that
+# yields an object with `.url` (the base URL the clients use) and stops what it started.
+SERVER_KINDS: dict[str, Callable[[tuple[Path, Path]], ContextManager]] = {
+    "direct": direct_server,
+    "nginx": nginx_server,
+}
+
+
+@pytest.fixture(scope="module", params=list(SERVER_KINDS), ids=lambda kind: kind)
+def server(request, kiln_paths):
+    """One shared server with default settings for the client-compatibility tests, once per
+    SERVER_KINDS entry (test ids: test_x[direct], test_x[nginx])."""
+    with SERVER_KINDS[request.param](kiln_paths) as s:
+        yield s
 
 
 def metric(text: str, name: str) -> float:
@@ -164,3 +341,11 @@ def metric(text: str, name: str) -> float:
         if line.startswith(name + " "):
             return float(line.split()[1])
     raise KeyError(name)
+
+
+@pytest.fixture(scope="module")
+def nginx_deployment(kiln_paths):
+    """deploy/nginx on the real nginx in front of three `kiln serve` replicas (every server of
+    kiln-upstream.conf), for test_deploy_nginx.py: its own, since its tests drain and kill them."""
+    with nginx_server(kiln_paths, replicas=3) as d:
+        yield d
