@@ -22,6 +22,7 @@ using ::testing::Not;
 namespace fs = std::filesystem;
 using testing_util::Commit;
 using testing_util::HubCacheTest;
+using testing_util::ScopedCwd;
 using testing_util::WriteText;
 
 // The message of the kiln::Error `fn` throws ("" and a failure when it throws none).
@@ -165,14 +166,14 @@ TEST_F(HfCache, RefThatIsNoCommitIsRefused) {
 }
 
 TEST_F(HfCache, LocalPathWinsOverHubId) {
-  AddSnapshot("org/name", Commit(1), {"m.gguf"});
+  const auto snapshot = AddSnapshot("org/name", Commit(1), {"m.gguf"});
   AddRef("org/name", "main", Commit(1));
-  const fs::path cwd = fs::current_path();
-  fs::create_directories(base_ / "work" / "org" / "name");
-  fs::current_path(base_ / "work");
-  const std::string resolved = Resolve("org/name");
-  fs::current_path(cwd);
-  EXPECT_EQ(resolved, "org/name");
+  {
+    ScopedCwd cwd(base_ / "work");
+    EXPECT_EQ(Resolve("org/name"), (snapshot / "m.gguf").string());
+    fs::create_directories("org/name");
+    EXPECT_EQ(Resolve("org/name"), "org/name");
+  }
   const fs::path file = base_ / "x.gguf";
   WriteText(file, "gguf");
   EXPECT_EQ(Resolve(file.string()), file.string());
@@ -211,16 +212,13 @@ TEST_F(HfCache, MalformedIdsAreRefusedBeforeAnyLookup) {
   EXPECT_THAT(ErrorOf([] { ParseHubId(""); }), HasSubstr("not a Hugging Face Hub id: it is empty"));
   // Through ResolveModelPath, from a folder where none of them exists as a path ("..", which
   // always does, is a local path and wins).
-  const fs::path cwd = fs::current_path();
-  fs::create_directories(base_ / "empty");
-  fs::current_path(base_ / "empty");
+  ScopedCwd cwd(base_ / "empty");
   for (const char* bad : bad_ids) {
     if (std::string(bad) == "..") continue;
     EXPECT_THAT(ResolveError(bad), AllOf(HasSubstr("no such file or directory"),
                                          HasSubstr("not a Hugging Face Hub id")))
         << bad;
   }
-  fs::current_path(cwd);
 }
 
 TEST_F(HfCache, AcceptedIdsResolveInsideTheirRepoFolder) {

@@ -31,6 +31,21 @@ inline std::string Commit(int n) {
   return std::string(40 - hex.size(), 'a') + hex;
 }
 
+// Runs in `dir` while alive, so relative ids meet the paths a test made (or none).
+class ScopedCwd {
+ public:
+  explicit ScopedCwd(const fs::path& dir) : saved_(fs::current_path()) {
+    fs::create_directories(dir);
+    fs::current_path(dir);
+  }
+  ~ScopedCwd() { fs::current_path(saved_); }
+  ScopedCwd(const ScopedCwd&) = delete;
+  ScopedCwd& operator=(const ScopedCwd&) = delete;
+
+ private:
+  fs::path saved_;
+};
+
 class HubCacheTest : public ::testing::Test {
  protected:
   HubCacheTest() {
