@@ -12,8 +12,8 @@ Environment:
                           PATH, else /usr/sbin/nginx)
 
 The module-scoped `server` fixture is parametrized over SERVER_KINDS: every test that uses it
-runs once against one `kiln serve` ("direct") and once through nginx with deploy/nginx's
-configuration in front of two replicas ("nginx").
+runs against one `kiln serve` ("direct"), through nginx with deploy/nginx's configuration in
+front of two replicas ("nginx") and through `kiln launch --replicas 2` ("launch").
 """
 
 from __future__ import annotations
@@ -79,6 +79,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_until_ready(proc: subprocess.Popen, ready, what: str, logs, timeout: float,
+                     step: float = 0.1):
+    """Polls ready() (a request error counts as not yet) until it holds; fails the test with
+    logs() when `proc` exits first or `timeout` passes (then kills it)."""
+    import requests
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{what} exited with {proc.returncode}:\n{logs()}", pytrace=False)
+        try:
+            if ready():
+                return
+        except (requests.RequestException, ValueError, KeyError):
+            pass
+        time.sleep(step)
+    proc.kill()
+    pytest.fail(f"{what} not ready after {timeout} s:\n{logs()}", pytrace=False)
+
+
+def health_ok(url: str) -> bool:
+    import requests
+    return requests.get(url + "/health", timeout=1).status_code == 200
+
+
 class KilnServer:
     """A `kiln serve` child process; stop() sends SIGTERM and returns the exit code."""
 
@@ -97,20 +121,8 @@ class KilnServer:
         self._wait_ready()
 
     def _wait_ready(self, timeout: float = 120.0):
-        import requests
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"kiln serve exited with {self.proc.returncode}:\n{self.stderr()}",
-                            pytrace=False)
-            try:
-                if requests.get(self.url + "/health", timeout=1).status_code == 200:
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.2)
-        self.proc.kill()
-        pytest.fail(f"kiln serve not ready after {timeout} s:\n{self.stderr()}", pytrace=False)
+        wait_until_ready(self.proc, lambda: health_ok(self.url), "kiln serve", self.stderr,
+                         timeout, step=0.2)
 
     def stderr(self) -> str:
         try:
@@ -253,19 +265,7 @@ class NginxDeployment:
             raise
 
     def _wait_ready(self, timeout: float = 30.0):
-        import requests
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"nginx exited with {self.proc.returncode}:\n{self.logs()}",
-                            pytrace=False)
-            try:
-                if requests.get(self.url + "/health", timeout=1).status_code == 200:
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        pytest.fail(f"nginx not ready after {timeout} s:\n{self.logs()}", pytrace=False)
+        wait_until_ready(self.proc, lambda: health_ok(self.url), "nginx", self.logs, timeout)
 
     def logs(self) -> str:
         out = []
@@ -319,11 +319,24 @@ def nginx_server(kiln_paths, replicas: int = 2):
     assert not problems, "\n".join(problems)
 
 
+@contextlib.contextmanager
+def launch_server(kiln_paths, replicas: int = 2):
+    from launch_tools import KilnLaunch, processes_with
+    la = KilnLaunch(*kiln_paths, [], replicas=replicas, replica_flags=SERVER_FLAGS)
+    try:
+        yield la
+    finally:
+        code = la.stop()
+    assert code == 0, f"kiln launch exited with {code}:\n{la.stderr()}"
+    assert not processes_with(la.marker), processes_with(la.marker)
+
+
 # How the `server` fixture serves: param name -> factory(kiln_paths), a context manager that
 # yields an object with `.url` (the base URL the clients use) and stops what it started.
 SERVER_KINDS: dict[str, Callable[[tuple[Path, Path]], ContextManager]] = {
     "direct": direct_server,
     "nginx": nginx_server,
+    "launch": launch_server,
 }
 
 

@@ -9,19 +9,10 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from conftest import REPO, SERVER_FLAGS, free_port, wait_until_ready
 
 # Every replica's flags in these tests: a small KV cache starts faster (see SERVER_FLAGS).
-REPLICA_FLAGS = ["--max-total-tokens", "2048", "--kv-cache-memory", "0.25"]
-
-
-def free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+REPLICA_FLAGS = SERVER_FLAGS
 
 
 class KilnLaunch:
@@ -48,21 +39,9 @@ class KilnLaunch:
             self.wait_ready()
 
     def wait_ready(self, timeout: float = 120.0):
-        import requests
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"kiln launch exited with {self.proc.returncode}:\n{self.stderr()}",
-                            pytrace=False)
-            try:
-                info = requests.get(self.url + "/info", timeout=1).json()
-                if all(r["state"] == "ready" for r in info["replicas"]):
-                    return
-            except (requests.RequestException, ValueError, KeyError):
-                pass
-            time.sleep(0.1)
-        self.proc.kill()
-        pytest.fail(f"kiln launch not ready after {timeout} s:\n{self.stderr()}", pytrace=False)
+        wait_until_ready(self.proc, lambda: all(r["state"] == "ready" for r in
+                                                self.info()["replicas"]),
+                         "kiln launch", self.stderr, timeout)
 
     def stderr(self) -> str:
         try:

@@ -15,6 +15,7 @@ import time
 import pytest
 import requests
 
+from conftest import free_port
 from launch_tools import KilnLaunch, processes_with, sample
 
 STREAM_BODY = {"prompt": "Tell me a story about a dragon", "max_tokens": 48, "ignore_eos": True,
@@ -325,7 +326,7 @@ def run_launch_expecting_failure(kiln_paths, *args: str, timeout: float = 60) ->
 
 def test_bad_launches_fail_clearly_and_leave_no_child(kiln_paths):
     ncpu = len(os.sched_getaffinity(0))
-    port = str(__import__("launch_tools").free_port())
+    port = str(free_port())
     err = run_launch_expecting_failure(kiln_paths, "--replicas", str(ncpu + 1), "--port", port)
     assert f"--replicas {ncpu + 1} is more than the {ncpu} physical cores" in err
     err = run_launch_expecting_failure(kiln_paths, "--core-sets", "0,0-1", "--port", port)
