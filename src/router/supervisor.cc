@@ -99,6 +99,9 @@ void Supervisor::Spawn(Replica& r, Clock::time_point now) {
   const http::Url url{"127.0.0.1", r.port, "/"};
   http::ClientOptions proxy_options;
   proxy_options.connect_timeout = std::chrono::milliseconds(2000);
+  // A request without "stream" gets no byte until its whole generation is done, which can take
+  // many minutes on a CPU: a hung replica is found by the probes and killed, not by this.
+  proxy_options.idle_timeout = std::chrono::hours(24);
   proxy_options.user_agent = "kiln-launch";
   proxy_options.read_buffer_bytes = 16 * 1024;
   r.proxy = std::make_shared<http::HttpClient>(loop_, url, proxy_options);
