@@ -19,16 +19,7 @@
 
 namespace kiln {
 
-struct RouterCounters {
-  uint64_t retries = 0;         // re-dispatches after a replica failed a request
-  uint64_t rejected = 0;        // 429: every replica and the queue full
-  uint64_t unavailable = 0;     // 503: no replica within the queue timeout, or draining
-  uint64_t failed = 0;          // 502: retries used up
-  uint64_t stream_errors = 0;   // streams ended with an error event
-  uint64_t client_cancels = 0;  // clients gone before their answer ended
-};
-
-class Dispatcher {
+class Dispatcher : public CallHost {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -40,9 +31,9 @@ class Dispatcher {
   // `call` failed on `r` before its first byte reached the client: try another replica, or
   // (`queue_if_busy`) wait for one at the head of the queue. False when its retries are used
   // up, or no replica has room and it may not wait: the call then answers itself.
-  bool Retry(std::shared_ptr<ProxyCall> call, Replica& r, bool queue_if_busy);
+  bool Retry(std::shared_ptr<ProxyCall> call, Replica& r, bool queue_if_busy) override;
   // `call`'s request on replica `index` (as of `generation`) ended.
-  void Released(int index, uint64_t generation, bool generation_route);
+  void Released(int index, uint64_t generation, bool generation_route) override;
   // A replica entered the rotation, or gained room: serve the queue.
   void Pump();
   // Expires queued calls past the queue timeout.
@@ -54,15 +45,15 @@ class Dispatcher {
   // The supervisor is going away: no replica is reachable through this any more.
   void Detach() { supervisor_ = nullptr; }
   // A call answered (or its client left): it leaves the registry.
-  void Finished(ProxyCall* call) { live_.erase(call); }
+  void Finished(ProxyCall* call) override { live_.erase(call); }
   size_t active() const { return live_.size(); }
 
   size_t queued() const { return queue_.size(); }
-  RouterCounters& counters() { return counters_; }
+  RouterCounters& counters() override { return counters_; }
   const LaunchConfig& config() const { return config_; }
-  RouterMetrics& metrics() { return metrics_; }
-  boost::asio::io_context& loop() { return loop_; }
-  Replica* replica(int index);
+  RouterMetrics& metrics() override { return metrics_; }
+  boost::asio::io_context& loop() override { return loop_; }
+  Replica* replica(int index) override;
 
  private:
   // Sends `call` to a replica if one has room; false if none does.

@@ -3,7 +3,7 @@
 #include <boost/asio/post.hpp>
 
 #include "api/sse.h"
-#include "router/dispatcher.h"
+#include "router/replica.h"
 #include "util/error.h"
 
 namespace kiln {
@@ -30,9 +30,9 @@ bool HopByHop(const std::string& lower_name) {
 
 }  // namespace
 
-ProxyCall::ProxyCall(Dispatcher& dispatcher, http::Request request,
+ProxyCall::ProxyCall(CallHost& host, http::Request request,
                      std::shared_ptr<http::Exchange> exchange, Clock::time_point arrival)
-    : dispatcher_(dispatcher),
+    : host_(host),
       request_(std::move(request)),
       exchange_(std::move(exchange)),
       arrival_(arrival),
@@ -48,7 +48,7 @@ bool ProxyCall::Excluded(const Replica& r) const {
 
 void ProxyCall::WatchClient() {
   std::weak_ptr<ProxyCall> weak = weak_from_this();
-  boost::asio::io_context& loop = dispatcher_.loop();
+  boost::asio::io_context& loop = host_.loop();
   exchange_->OnClose([weak, &loop] {
     boost::asio::post(loop, [weak] {
       if (auto self = weak.lock()) self->ClientGone();
@@ -66,7 +66,7 @@ void ProxyCall::SendTo(Replica& r) {
   body_.clear();
   in_flight_ = true;
   sent_at_ = Clock::now();
-  dispatcher_.metrics().ObserveDispatch(std::chrono::duration<double>(sent_at_ - arrival_).count());
+  host_.metrics().ObserveDispatch(std::chrono::duration<double>(sent_at_ - arrival_).count());
 
   http::ClientRequest upstream;
   upstream.method = request_.method == "HEAD" ? "GET" : request_.method;
@@ -100,7 +100,7 @@ void ProxyCall::OnBody(std::string_view bytes, Clock::time_point arrived) {
     // Gone, or too slow a reader: the replica must stop generating for it.
     return ClientGone();
   }
-  dispatcher_.metrics().ObserveRelay(std::chrono::duration<double>(Clock::now() - arrived).count());
+  host_.metrics().ObserveRelay(std::chrono::duration<double>(Clock::now() - arrived).count());
 }
 
 void ProxyCall::StartStream() {
@@ -115,15 +115,15 @@ void ProxyCall::OnEnd(const http::StreamOutcome& outcome) {
   attempt_ = Attempt{};
   // The client object may be the last reference to a retired replica's client: drop it after
   // this callback has returned.
-  boost::asio::post(dispatcher_.loop(), [client = std::move(attempt.client)] {});
-  dispatcher_.Released(attempt.replica, attempt.generation, generation_);
+  boost::asio::post(host_.loop(), [client = std::move(attempt.client)] {});
+  host_.Released(attempt.replica, attempt.generation, generation_);
   if (client_gone_ || finished_) return Finish();
-  Replica* r = dispatcher_.replica(attempt.replica);
+  Replica* r = host_.replica(attempt.replica);
   const bool complete = outcome.end == http::StreamEnd::kComplete;
   if (complete && !exchange_started_ && Refused() && r != nullptr) {
     // The replica was full or draining: another one may have room.
     failed_on_.emplace_back(attempt.replica, attempt.generation);
-    if (dispatcher_.Retry(shared_from_this(), *r, /*queue_if_busy=*/false)) return;
+    if (host_.Retry(shared_from_this(), *r, /*queue_if_busy=*/false)) return;
   }
   if (complete) {
     if (streaming_) {
@@ -142,8 +142,8 @@ void ProxyCall::OnEnd(const http::StreamOutcome& outcome) {
     return EndStreamWithError(why);
   }
   failed_on_.emplace_back(attempt.replica, attempt.generation);
-  if (r != nullptr && dispatcher_.Retry(shared_from_this(), *r, /*queue_if_busy=*/true)) return;
-  ++dispatcher_.counters().failed;
+  if (r != nullptr && host_.Retry(shared_from_this(), *r, /*queue_if_busy=*/true)) return;
+  ++host_.counters().failed;
   Fail(api::ApiError(502, "unavailable", why + "; no replica left to retry on"));
 }
 
@@ -157,7 +157,7 @@ void ProxyCall::RelayWhole() {
 }
 
 void ProxyCall::EndStreamWithError(const std::string& why) {
-  ++dispatcher_.counters().stream_errors;
+  ++host_.counters().stream_errors;
   exchange_->Write(api::SseData(ErrorJson(api::GenerationError(why))));
   exchange_->End();
   Finish();
@@ -176,7 +176,7 @@ void ProxyCall::Fail(const api::ApiError& error) {
 void ProxyCall::ClientGone() {
   if (client_gone_ || finished_) return;
   client_gone_ = true;
-  ++dispatcher_.counters().client_cancels;
+  ++host_.counters().client_cancels;
   // Cancel runs OnEnd (kCancelled) before it returns, which releases the replica's slot.
   if (in_flight_) return attempt_.client->Cancel(attempt_.id);
   Finish();
@@ -185,7 +185,7 @@ void ProxyCall::ClientGone() {
 void ProxyCall::Finish() {
   if (finished_) return;
   finished_ = true;
-  dispatcher_.Finished(this);
+  host_.Finished(this);
 }
 
 std::string ProxyCall::ErrorJson(const api::ApiError& e) const {

@@ -7,6 +7,7 @@
 // Loop thread only, except where noted.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -19,17 +20,36 @@
 #include "http/client/http_client.h"
 #include "http/exchange.h"
 #include "http/http_types.h"
+#include "router/router_metrics.h"
 
 namespace kiln {
 
-class Dispatcher;
+class ProxyCall;
 struct Replica;
+
+// What a call needs of whoever dispatches it (the Dispatcher): where to hand its replica slot
+// back, how to be re-dispatched, the loop, the metrics. Loop thread only.
+class CallHost {
+ public:
+  virtual ~CallHost() = default;
+  // `call` failed on `r` before its first byte: false when it cannot be re-dispatched.
+  virtual bool Retry(std::shared_ptr<ProxyCall> call, Replica& r, bool queue_if_busy) = 0;
+  // A request on replica `index` (as of `generation`) ended.
+  virtual void Released(int index, uint64_t generation, bool generation_route) = 0;
+  // The call has answered, or its client left.
+  virtual void Finished(ProxyCall* call) = 0;
+  // The replica numbered `index`, or nullptr (none such, or the router is stopping).
+  virtual Replica* replica(int index) = 0;
+  virtual RouterCounters& counters() = 0;
+  virtual RouterMetrics& metrics() = 0;
+  virtual boost::asio::io_context& loop() = 0;
+};
 
 class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
  public:
   using Clock = std::chrono::steady_clock;
 
-  ProxyCall(Dispatcher& dispatcher, http::Request request, std::shared_ptr<http::Exchange> exchange,
+  ProxyCall(CallHost& host, http::Request request, std::shared_ptr<http::Exchange> exchange,
             Clock::time_point arrival);
 
   // Counted against a replica's capacity (generation routes), or not (tokenize, info...).
@@ -75,7 +95,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   http::Headers ResponseHeaders() const;
   std::string ContentType() const;
 
-  Dispatcher& dispatcher_;
+  CallHost& host_;
   http::Request request_;
   std::shared_ptr<http::Exchange> exchange_;
   Clock::time_point arrival_, queued_at_, sent_at_;

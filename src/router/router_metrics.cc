@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-#include "router/dispatcher.h"
 #include "router/replica.h"
 
 namespace kiln {

@@ -3,6 +3,7 @@
 // latency (arrival -> sent to a replica; a replica's chunk -> handed to the client).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,15 @@
 namespace kiln {
 
 struct Replica;
-struct RouterCounters;
+
+struct RouterCounters {
+  uint64_t retries = 0;         // re-dispatches after a replica failed a request
+  uint64_t rejected = 0;        // 429: every replica and the queue full
+  uint64_t unavailable = 0;     // 503: no replica within the queue timeout, or draining
+  uint64_t failed = 0;          // 502: retries used up
+  uint64_t stream_errors = 0;   // streams ended with an error event
+  uint64_t client_cancels = 0;  // clients gone before their answer ended
+};
 
 struct RouterGauges {
   int64_t active = 0;  // requests queued or proxied

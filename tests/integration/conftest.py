@@ -98,6 +98,18 @@ def wait_until_ready(proc: subprocess.Popen, ready, what: str, logs, timeout: fl
     pytest.fail(f"{what} not ready after {timeout} s:\n{logs()}", pytrace=False)
 
 
+def stop_process(proc: subprocess.Popen, timeout: float = 60.0) -> int:
+    """SIGTERM, then SIGKILL after `timeout`; the exit code (negative: killed by a signal)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
 def health_ok(url: str) -> bool:
     import requests
     return requests.get(url + "/health", timeout=1).status_code == 200
@@ -134,14 +146,7 @@ class KilnServer:
         return self.proc.poll() is None
 
     def stop(self, timeout: float = 60.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return stop_process(self.proc, timeout)
 
 
 @pytest.fixture(scope="session")

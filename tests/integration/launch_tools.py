@@ -4,12 +4,11 @@ and helpers to read its /info and /metrics and to find processes it left behind.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from pathlib import Path
 
-from conftest import REPO, SERVER_FLAGS, free_port, wait_until_ready
+from conftest import REPO, SERVER_FLAGS, free_port, stop_process, wait_until_ready
 
 # Every replica's flags in these tests: a small KV cache starts faster (see SERVER_FLAGS).
 REPLICA_FLAGS = SERVER_FLAGS
@@ -61,14 +60,7 @@ class KilnLaunch:
         return requests.get(self.url + "/metrics", timeout=5).text
 
     def stop(self, timeout: float = 60.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return stop_process(self.proc, timeout)
 
 
 def sample(text: str, name: str, labels: str = "") -> float:
