@@ -65,8 +65,7 @@ void ProxyCall::SendTo(Replica& r) {
   head_ = http::ReceivedHead{};
   body_.clear();
   in_flight_ = true;
-  sent_at_ = Clock::now();
-  host_.metrics().ObserveDispatch(std::chrono::duration<double>(sent_at_ - arrival_).count());
+  host_.metrics().ObserveDispatch(std::chrono::duration<double>(Clock::now() - arrival_).count());
 
   http::ClientRequest upstream;
   upstream.method = request_.method == "HEAD" ? "GET" : request_.method;

@@ -98,7 +98,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   CallHost& host_;
   http::Request request_;
   std::shared_ptr<http::Exchange> exchange_;
-  Clock::time_point arrival_, queued_at_, sent_at_;
+  Clock::time_point arrival_, queued_at_;
   bool generation_ = false;
   bool openai_ = false;
   std::optional<uint64_t> prefix_key_;

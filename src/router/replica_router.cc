@@ -265,19 +265,11 @@ void ReplicaRouter::ServeMetrics(const std::shared_ptr<http::Exchange>& exchange
   for (Replica& r : replicas) {
     if (!r.process || !r.probe) continue;
     ++gather->pending;
-    auto body = std::make_shared<std::string>();
-    http::StreamCallbacks cb;
-    cb.on_body = [body](std::string_view bytes, Clock::time_point) { body->append(bytes); };
-    cb.on_end = [gather, body, finish, index = r.index](const http::StreamOutcome& o) {
-      if (o.end == http::StreamEnd::kComplete && o.status == 200) {
-        gather->texts[static_cast<size_t>(index)] = std::move(*body);
-      }
-      if (--gather->pending == 0) finish();
-    };
-    http::ClientRequest request;
-    request.method = "GET";
-    request.target = "/metrics";
-    r.probe->Start(std::move(request), std::move(cb));
+    FetchText(*r.probe, "/metrics",
+              [gather, finish, index = r.index](int status, std::string body) {
+                if (status == 200) gather->texts[static_cast<size_t>(index)] = std::move(body);
+                if (--gather->pending == 0) finish();
+              });
   }
   if (gather->pending == 0) finish();
 }

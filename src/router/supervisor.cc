@@ -187,22 +187,29 @@ void Supervisor::Suspect(Replica& r) {
   if (r.state == ReplicaState::kReady) r.next_probe = Clock::now();
 }
 
-void Supervisor::Get(Replica& r, const std::string& target,
-                     std::function<void(Replica&, int, std::string)> done) {
+void FetchText(http::HttpClient& client, const std::string& target,
+               std::function<void(int status, std::string body)> done) {
   auto body = std::make_shared<std::string>();
-  const uint64_t generation = r.generation;
-  const int index = r.index;
   http::StreamCallbacks cb;
-  cb.on_body = [body](std::string_view bytes, Clock::time_point) { body->append(bytes); };
-  cb.on_end = [this, body, generation, index, done](const http::StreamOutcome& o) {
-    Replica& r = replicas_[static_cast<size_t>(index)];
-    if (r.generation != generation || !r.process) return;  // an answer of an older process
-    done(r, o.end == http::StreamEnd::kComplete ? o.status : 0, std::move(*body));
+  cb.on_body = [body](std::string_view bytes, http::Clock::time_point) { body->append(bytes); };
+  cb.on_end = [body, done = std::move(done)](const http::StreamOutcome& o) {
+    done(o.end == http::StreamEnd::kComplete ? o.status : 0, std::move(*body));
   };
   http::ClientRequest request;
   request.method = "GET";
   request.target = target;
-  r.probe->Start(std::move(request), std::move(cb));
+  client.Start(std::move(request), std::move(cb));
+}
+
+void Supervisor::Get(Replica& r, const std::string& target,
+                     std::function<void(Replica&, int, std::string)> done) {
+  const uint64_t generation = r.generation;
+  const int index = r.index;
+  FetchText(*r.probe, target, [this, generation, index, done](int status, std::string body) {
+    Replica& r = replicas_[static_cast<size_t>(index)];
+    if (r.generation != generation || !r.process) return;  // an answer of an older process
+    done(r, status, std::move(body));
+  });
 }
 
 void Supervisor::Probe(Replica& r) {

@@ -15,6 +15,11 @@
 
 namespace kiln {
 
+// GET `target` on `client`; `done(status, body)` runs once on the loop thread, status 0 when
+// the request did not complete.
+void FetchText(http::HttpClient& client, const std::string& target,
+               std::function<void(int status, std::string body)> done);
+
 class Supervisor {
  public:
   using Clock = std::chrono::steady_clock;
