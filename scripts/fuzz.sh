@@ -22,7 +22,7 @@ SECONDS_PER_TARGET="${KILN_FUZZ_SECONDS:-60}"
 PARALLEL="${KILN_FUZZ_PARALLEL:-2}"
 JOBS="${KILN_JOBS:-2}"
 ALL_TARGETS=(tokenizer_json template gguf gguf_vocab safetensors api_request http_request
-  router_input)
+  router_input kiln_artifact)
 targets_arg="${KILN_FUZZ_TARGETS:-${ALL_TARGETS[*]}}"
 read -r -a TARGETS <<<"${targets_arg//,/ }"
 
@@ -31,6 +31,7 @@ max_len() {
   case "$1" in
     tokenizer_json) echo 8192 ;;
     gguf | gguf_vocab) echo 16384 ;;
+    kiln_artifact) echo 32768 ;;  # a header page, data pages and the manifest
     *) echo 4096 ;;
   esac
 }

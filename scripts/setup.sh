@@ -24,6 +24,7 @@ APT_PACKAGES=(
   build-essential g++ cmake ninja-build pkg-config git
   libhwy-dev libboost-dev libboost-system-dev nlohmann-json3-dev
   libpcre2-dev libutf8proc-dev libcli11-dev
+  libxxhash-dev  # XXH3 checksums of the Kiln artifact's regions (formats/kiln_artifact.h)
   libgtest-dev libgmock-dev libbenchmark-dev libcurl4-openssl-dev
   python3 python3-venv python3-dev
   clang-14 libclang-rt-14-dev

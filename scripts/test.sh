@@ -2,7 +2,8 @@
 # Builds Kiln and runs every test suite; exits non-zero if anything failed.
 #   1. Release build in build/, all ctest tests
 #   2. ASan+UBSan build (-O1 -g1) in build-asan/, the unit tests (ctest -L unit) and the
-#      hostile-input integration test against the sanitized `kiln serve`
+#      hostile-input integration tests (requests, damaged artifacts) against the sanitized
+#      `kiln serve`
 #   3. fuzz: scripts/fuzz.sh, every libFuzzer target of tests/fuzz for KILN_FUZZ_SECONDS (60)
 #      in build-fuzz/ (clang-14)
 #   4. golden tests (pytest tests/golden) against build/kiln, with the venv of scripts/setup.sh
@@ -93,7 +94,8 @@ else
     if ((rc == 0)); then note ok "asan ctest -L unit: $line"; else note FAIL "asan ctest -L unit (exit $rc): $line"; fi
     # The hostile-input test (thousands of malformed requests) against the sanitized `kiln
     # serve`: an ASan or UBSan report kills the server, which the test sees as a failure.
-    PYTEST_BUILD=build-asan run_pytest asan-hostile tests/integration/test_hostile.py
+    PYTEST_BUILD=build-asan run_pytest asan-hostile tests/integration/test_hostile.py \
+      tests/integration/test_artifact_corpus.py
   else
     note FAIL "asan build"
     note FAIL "asan ctest -L unit: not run (build failed)"
@@ -118,7 +120,8 @@ run_pytest golden tests/golden
 if [[ "${KILN_SKIP_ASAN:-0}" == 1 ]]; then
   run_pytest integration tests/integration
 else
-  run_pytest integration tests/integration --ignore=tests/integration/test_hostile.py
+  run_pytest integration tests/integration --ignore=tests/integration/test_hostile.py \
+    --ignore=tests/integration/test_artifact_corpus.py
 fi
 
 # ---------------------------------------------------------------- summary

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/default_model.h"
+#include "cli/served_model.h"
 #include "cli/engine_run.h"
 #include "cli/generate_batch.h"
 #include "cli/generate_output.h"
@@ -168,12 +169,7 @@ void RunOne(Model& model, const Tokenizer* tokenizer, std::vector<int32_t> ids,
 void RunGenerate(const GenerateOptions& opt) {
   std::string model_path = ResolveModelId(opt.model_id);
   std::unique_ptr<Model> model = Model::Load(model_path);
-  std::unique_ptr<Tokenizer> tokenizer;
-  if (model->gguf() != nullptr) {
-    tokenizer = Tokenizer::FromGguf(*model->gguf());
-  } else if (HasHfTokenizer(model_path)) {
-    tokenizer = LoadTokenizer(model_path);
-  }
+  std::unique_ptr<Tokenizer> tokenizer = FindModelTokenizer(*model, model_path);
   KvDType(opt, DType::kF32);  // reject a bad --kv-cache-dtype before any work
   if (!opt.batch_file.empty()) {
     KILN_CHECK(opt.prompt.empty() && opt.prompt_ids.empty() && opt.dump_logits.empty(),

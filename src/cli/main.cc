@@ -3,26 +3,35 @@
 #include <cstdio>
 
 #include "cli/bench_command.h"
+#include "cli/cache_command.h"
+#include "cli/export_command.h"
 #include "cli/generate_command.h"
 #include "cli/launch_command.h"
 #include "cli/serve_command.h"
+#include "formats/kiln_artifact.h"
 #include "util/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Kiln: LLM inference for CPUs (generate, serve, launch, bench; export and top are on "
+      "Kiln: LLM inference for CPUs (generate, serve, launch, export, cache, bench; top is on "
       "the way)",
       "kiln"};
-  app.set_version_flag("--version", "kiln 0.1.0");
+  app.set_version_flag("--version", "kiln " KILN_VERSION);
   app.require_subcommand(1);
   kiln::AddGenerateCommand(app);
   kiln::AddServeCommand(app);
   kiln::AddBenchCommand(app);
   kiln::AddLaunchCommand(app);
+  kiln::AddExportCommand(app);
+  kiln::AddCacheCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const kiln::ArtifactError& e) {
+    // A malformed or unusable Kiln artifact: its own code, so scripts can tell it apart.
+    std::fprintf(stderr, "kiln: error: %s\n", e.what());
+    return 3;
   } catch (const kiln::Error& e) {
     std::fprintf(stderr, "kiln: error: %s\n", e.what());
     return 1;

@@ -15,9 +15,11 @@
 #include <vector>
 
 #include "cli/default_model.h"
+#include "cli/served_model.h"
 #include "engine/engine.h"
 #include "engine/model_runner_impl.h"
 #include "formats/gguf.h"
+#include "formats/kiln_artifact.h"
 #include "http/client/http_client.h"
 #include "model/model.h"
 #include "model/paged_kv_cache.h"
@@ -56,6 +58,7 @@ struct ServeOptions {
   std::vector<std::string> cors_allow_origin;
   int64_t payload_limit = 2'000'000;
   std::string cores;
+  ModelSourceOptions source;
   double keep_alive_interval = 15.0;
   double graceful_termination_timeout = 90.0;
   int io_threads = 2;
@@ -156,6 +159,27 @@ ServerConfig MakeServerConfig(const ServeOptions& o, const std::string& model_pa
   return c;
 }
 
+// An artifact's static envelope (kiln export --batch-size / --sequence-length) bounds the batch
+// and every sequence; returns the context the token limits are resolved against.
+int64_t ApplyArtifactEnvelope(const Model& model, const ServeOptions& o, int64_t context,
+                              ServerConfig& c) {
+  if (model.artifact() == nullptr) return context;
+  const ArtifactManifest& m = model.artifact()->manifest();
+  if (m.batch_size > 0) {
+    KILN_CHECK(o.max_batch_size <= m.batch_size, "--max-batch-size ", o.max_batch_size,
+               " exceeds the artifact's batch size of ", m.batch_size,
+               " (kiln export --batch-size)");
+    c.max_batch_size = std::min<int>(c.max_batch_size, static_cast<int>(m.batch_size));
+  }
+  if (m.sequence_length > 0) {
+    KILN_CHECK(o.max_total_tokens <= m.sequence_length, "--max-total-tokens ", o.max_total_tokens,
+               " exceeds the artifact's sequence length of ", m.sequence_length,
+               " (kiln export --sequence-length)");
+    context = std::min(context, m.sequence_length);
+  }
+  return context;
+}
+
 // Blocks SIGINT and SIGTERM in this thread and every thread started after, so that only
 // WaitForSignal sees them.
 sigset_t BlockStopSignals() {
@@ -198,9 +222,9 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
   ApplyHostnameEnv(cmd, o);
   const std::string model_path = ResolveModelId(o.model_id);
   log::Info("loading " + model_path);
-  std::unique_ptr<Model> model = Model::Load(model_path);
-  std::unique_ptr<Tokenizer> tokenizer =
-      model->gguf() ? Tokenizer::FromGguf(*model->gguf()) : LoadTokenizer(model_path);
+  ServedModel served = LoadServedModel(model_path, o.source);
+  std::unique_ptr<Model>& model = served.model;
+  std::unique_ptr<Tokenizer>& tokenizer = served.tokenizer;
 
   ModelRunnerOptions runner_options;
   runner_options.max_batch_total_tokens = o.max_batch_total_tokens;
@@ -214,7 +238,9 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
   std::unique_ptr<ModelRunner> runner = MakeModelRunner(*model, runner_options);
 
   ServerConfig config = MakeServerConfig(o, model_path);
-  ResolveTokenLimits(o, runner->max_context(), runner->num_blocks() * runner->block_size(), config);
+  const int64_t context = ApplyArtifactEnvelope(*model, o, runner->max_context(), config);
+  ResolveTokenLimits(o, context, runner->num_blocks() * runner->block_size(), config);
+  config.artifact_info = served.artifact_info;
   EngineConfig engine_config;
   engine_config.max_batch_size = config.max_batch_size;
   engine_config.max_batch_prefill_tokens = config.max_batch_prefill_tokens;
@@ -312,6 +338,7 @@ void AddServerFlags(CLI::App* cmd, ServeOptions& o) {
                   "default")
       ->envname("CORS_ALLOW_ORIGIN")
       ->delimiter(',');
+  AddModelSourceFlags(cmd, o.source);
   cmd->add_option("--cores", o.cores, "Cores to compute on, e.g. 0-7 (default: all allowed)")
       ->envname("KILN_CORES");
   cmd->add_option("--keep-alive-interval", o.keep_alive_interval,

@@ -80,8 +80,8 @@ struct Parsed {
 
 class Parser {
  public:
-  explicit Parser(const MappedFile& file)
-      : path_(file.path()), data_(file.data()), size_(file.size()) {}
+  Parser(std::string path, const uint8_t* data, size_t size)
+      : path_(std::move(path)), data_(data), size_(size) {}
 
   Parsed Run() {
     Parsed out;
@@ -507,8 +507,16 @@ std::string GgufValueTypeName(const GgufValue& v) {
   return GgufTypeName(GgufTypeOf(v));
 }
 
-GgufFile::GgufFile(const std::string& path) : file_(path) {
-  Parsed p = Parser(file_).Run();
+GgufFile::GgufFile(const std::string& path)
+    : GgufFile(std::make_shared<MappedFile>(path), 0, ~uint64_t{0}, path) {}
+
+GgufFile::GgufFile(std::shared_ptr<const MappedFile> file, uint64_t offset, uint64_t size,
+                   std::string name)
+    : file_(std::move(file)), name_(std::move(name)) {
+  KILN_CHECK(offset <= file_->size(), name_, ": offset ", offset, " is past the end of ",
+             file_->path());
+  size = std::min<uint64_t>(size, file_->size() - offset);
+  Parsed p = Parser(name_, file_->data() + offset, size).Run();
   version_ = p.version;
   alignment_ = p.alignment;
   data_offset_ = p.data_offset;
@@ -543,7 +551,7 @@ std::optional<std::string> GgufFile::GetString(const std::string& key) const {
   const GgufValue* v = Get(key);
   if (v == nullptr) return std::nullopt;
   const auto* s = std::get_if<std::string>(v);
-  if (s == nullptr) WrongType(file_.path(), key, *v, "string");
+  if (s == nullptr) WrongType(name_, key, *v, "string");
   return *s;
 }
 
@@ -553,10 +561,10 @@ std::optional<int64_t> GgufFile::GetInt(const std::string& key) const {
   bool fits = true;
   std::optional<int64_t> i = AsInt(*v, &fits);
   if (!fits) {
-    throw Error(StrCat(file_.path(), ": metadata key '", key, "' value ", std::get<uint64_t>(*v),
+    throw Error(StrCat(name_, ": metadata key '", key, "' value ", std::get<uint64_t>(*v),
                        " does not fit in int64"));
   }
-  if (!i) WrongType(file_.path(), key, *v, "an integer");
+  if (!i) WrongType(name_, key, *v, "an integer");
   return i;
 }
 
@@ -564,7 +572,7 @@ std::optional<double> GgufFile::GetFloat(const std::string& key) const {
   const GgufValue* v = Get(key);
   if (v == nullptr) return std::nullopt;
   std::optional<double> d = AsDouble(*v);
-  if (!d) WrongType(file_.path(), key, *v, "a number");
+  if (!d) WrongType(name_, key, *v, "a number");
   return d;
 }
 
@@ -572,17 +580,17 @@ std::optional<bool> GgufFile::GetBool(const std::string& key) const {
   const GgufValue* v = Get(key);
   if (v == nullptr) return std::nullopt;
   const bool* b = std::get_if<bool>(v);
-  if (b == nullptr) WrongType(file_.path(), key, *v, "bool");
+  if (b == nullptr) WrongType(name_, key, *v, "bool");
   return *b;
 }
 
 std::optional<std::vector<std::string>> GgufFile::GetStringArray(const std::string& key) const {
   const GgufValue* v = Get(key);
   if (v == nullptr) return std::nullopt;
-  const GgufArray* arr = ArrayOrThrow(file_.path(), key, *v, "array of string");
+  const GgufArray* arr = ArrayOrThrow(name_, key, *v, "array of string");
   std::vector<std::string> out;
   if (arr->values.empty()) return out;
-  if (arr->elem_type != kGgufString) WrongType(file_.path(), key, *v, "array of string");
+  if (arr->elem_type != kGgufString) WrongType(name_, key, *v, "array of string");
   out.reserve(arr->values.size());
   for (const GgufValue& e : arr->values) out.push_back(std::get<std::string>(e));
   return out;
@@ -591,12 +599,12 @@ std::optional<std::vector<std::string>> GgufFile::GetStringArray(const std::stri
 std::optional<std::vector<double>> GgufFile::GetFloatArray(const std::string& key) const {
   const GgufValue* v = Get(key);
   if (v == nullptr) return std::nullopt;
-  const GgufArray* arr = ArrayOrThrow(file_.path(), key, *v, "array of numbers");
+  const GgufArray* arr = ArrayOrThrow(name_, key, *v, "array of numbers");
   std::vector<double> out;
   if (arr->values.empty()) return out;
   if (arr->elem_type != kGgufFloat32 && arr->elem_type != kGgufFloat64 &&
       !IsIntType(arr->elem_type)) {
-    WrongType(file_.path(), key, *v, "array of numbers");
+    WrongType(name_, key, *v, "array of numbers");
   }
   out.reserve(arr->values.size());
   for (const GgufValue& e : arr->values) out.push_back(*AsDouble(e));
@@ -606,16 +614,16 @@ std::optional<std::vector<double>> GgufFile::GetFloatArray(const std::string& ke
 std::optional<std::vector<int64_t>> GgufFile::GetIntArray(const std::string& key) const {
   const GgufValue* v = Get(key);
   if (v == nullptr) return std::nullopt;
-  const GgufArray* arr = ArrayOrThrow(file_.path(), key, *v, "array of integers");
+  const GgufArray* arr = ArrayOrThrow(name_, key, *v, "array of integers");
   std::vector<int64_t> out;
   if (arr->values.empty()) return out;
-  if (!IsIntType(arr->elem_type)) WrongType(file_.path(), key, *v, "array of integers");
+  if (!IsIntType(arr->elem_type)) WrongType(name_, key, *v, "array of integers");
   out.reserve(arr->values.size());
   for (size_t i = 0; i < arr->values.size(); ++i) {
     bool fits = true;
     std::optional<int64_t> x = AsInt(arr->values[i], &fits);
     if (!fits) {
-      throw Error(StrCat(file_.path(), ": metadata key '", key, "' element ", i, " value ",
+      throw Error(StrCat(name_, ": metadata key '", key, "' element ", i, " value ",
                          std::get<uint64_t>(arr->values[i]), " does not fit in int64"));
     }
     out.push_back(*x);

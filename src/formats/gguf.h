@@ -66,6 +66,10 @@ std::string GgufValueTypeName(const GgufValue& v);
 class GgufFile : public WeightSource {
  public:
   explicit GgufFile(const std::string& path);
+  // The GGUF file that fills [offset, offset + size) of an already mapped file (a Kiln
+  // artifact keeps its source's metadata so); `name` is used in messages.
+  GgufFile(std::shared_ptr<const MappedFile> file, uint64_t offset, uint64_t size,
+           std::string name);
 
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
@@ -88,11 +92,12 @@ class GgufFile : public WeightSource {
   // WeightSource
   const TensorView* Find(const std::string& name) const override;
   std::vector<std::string> Names() const override;  // file order
-  std::string Describe() const override { return file_.path(); }
+  std::string Describe() const override { return name_; }
   const std::vector<TensorView>& tensors() const { return tensors_; }  // file order
 
  private:
-  MappedFile file_;
+  std::shared_ptr<const MappedFile> file_;
+  std::string name_;
   uint32_t version_ = 0;
   uint32_t alignment_ = kGgufDefaultAlignment;
   uint64_t data_offset_ = 0;

@@ -9,15 +9,19 @@
 namespace kiln {
 namespace {
 
+nlohmann::json ParseJsonObject(std::string_view text, const std::string& path) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  KILN_CHECK(!j.is_discarded(), path, ": invalid JSON");
+  KILN_CHECK(j.is_object(), path, ": expected a JSON object at the top level");
+  return j;
+}
+
 nlohmann::json ReadJsonObject(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   KILN_CHECK(in.good(), path, ": cannot open");
   std::stringstream buf;
   buf << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(buf.str(), nullptr, /*allow_exceptions=*/false);
-  KILN_CHECK(!j.is_discarded(), path, ": invalid JSON");
-  KILN_CHECK(j.is_object(), path, ": expected a JSON object at the top level");
-  return j;
+  return ParseJsonObject(buf.str(), path);
 }
 
 std::string ConfigPath(const HfConfig& c) { return c.dir + "/config.json"; }
@@ -31,6 +35,17 @@ HfConfig LoadHfConfig(const std::string& dir) {
   std::string gen = dir + "/generation_config.json";
   c.generation_config =
       std::filesystem::exists(gen) ? ReadJsonObject(gen) : nlohmann::json::object();
+  return c;
+}
+
+HfConfig ParseHfConfig(std::string_view config_json, std::string_view generation_json,
+                       const std::string& dir) {
+  HfConfig c;
+  c.dir = dir;
+  c.config = ParseJsonObject(config_json, dir + "/config.json");
+  c.generation_config = generation_json.empty()
+                            ? nlohmann::json::object()
+                            : ParseJsonObject(generation_json, dir + "/generation_config.json");
   return c;
 }
 

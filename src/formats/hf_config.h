@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln {
@@ -25,5 +26,8 @@ struct HfConfig {
 
 // Reads dir/config.json (required) and dir/generation_config.json (optional).
 HfConfig LoadHfConfig(const std::string& dir);
+// The same from the two files' text (empty `generation_json`: none); `dir` names them in errors.
+HfConfig ParseHfConfig(std::string_view config_json, std::string_view generation_json,
+                       const std::string& dir);
 
 }  // namespace kiln

@@ -17,7 +17,12 @@ struct TensorView {
   // contiguous. (GGUF stores ne[] innermost first; the reader reverses it.)
   std::vector<int64_t> shape;
   const uint8_t* data = nullptr;  // inside the mapping, valid while the owning file lives
-  uint64_t nbytes = 0;
+  uint64_t nbytes = 0;            // bytes of `data` (the stored layout: shape x dtype)
+  // A Kiln artifact's matrices are stored only in the layout the kernels read on the target
+  // they were exported for (kernels::PackMatrix): then `data` is null, `nbytes` still the
+  // stored layout's size, and `packed` / `packed_bytes` the panels inside the mapping.
+  const uint8_t* packed = nullptr;
+  uint64_t packed_bytes = 0;
 
   int64_t NumElements() const;
   int64_t Rows() const;  // product of all but the last dim (1 for a scalar)

@@ -128,7 +128,9 @@ ModelConfig ModelConfigFromHf(const HfConfig& hf) {
   return c;
 }
 
-ModelConfig ModelConfigFromGguf(const GgufFile& gguf) {
+ModelConfig ModelConfigFromGguf(const GgufFile& gguf) { return ModelConfigFromGguf(gguf, gguf); }
+
+ModelConfig ModelConfigFromGguf(const GgufFile& gguf, const WeightSource& tensors) {
   ModelConfig c;
   const std::string where = gguf.Describe();
   auto arch = gguf.GetString("general.architecture");
@@ -168,10 +170,10 @@ ModelConfig ModelConfigFromGguf(const GgufFile& gguf) {
   // (adjacent pairs); qwen2/qwen3 keep the HF layout and use NEOX (rotate_half).
   c.rope_style = c.arch == Architecture::kLlama ? kernels::RopeStyle::kInterleaved
                                                 : kernels::RopeStyle::kHalf;
-  c.attention_bias = gguf.Find("blk.0.attn_q.bias") != nullptr;
-  c.qk_norm = gguf.Find("blk.0.attn_q_norm.weight") != nullptr;
-  c.tie_word_embeddings = gguf.Find("output.weight") == nullptr;
-  const TensorView* embd = gguf.Find("token_embd.weight");
+  c.attention_bias = tensors.Find("blk.0.attn_q.bias") != nullptr;
+  c.qk_norm = tensors.Find("blk.0.attn_q_norm.weight") != nullptr;
+  c.tie_word_embeddings = tensors.Find("output.weight") == nullptr;
+  const TensorView* embd = tensors.Find("token_embd.weight");
   KILN_CHECK(embd != nullptr && embd->shape.size() == 2, where,
              ": missing or malformed tensor token_embd.weight");
   c.vocab_size = gguf.GetInt(p + "vocab_size").value_or(embd->shape[0]);

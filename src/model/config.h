@@ -11,6 +11,7 @@
 namespace kiln {
 
 class GgufFile;
+class WeightSource;
 struct HfConfig;
 
 enum class Architecture { kLlama, kMistral, kQwen2, kQwen3 };
@@ -50,6 +51,9 @@ struct ModelConfig {
 
 ModelConfig ModelConfigFromHf(const HfConfig& hf);
 ModelConfig ModelConfigFromGguf(const GgufFile& gguf);
+// The same with the tensors looked up in `tensors` (a Kiln artifact keeps its source's GGUF
+// metadata apart from the tensors).
+ModelConfig ModelConfigFromGguf(const GgufFile& gguf, const WeightSource& tensors);
 
 const char* ArchitectureName(Architecture arch);
 

@@ -1,23 +1,65 @@
 #include "model/model.h"
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
 #include "formats/gguf.h"
 #include "formats/hf_config.h"
+#include "formats/kiln_artifact.h"
 #include "formats/safetensors.h"
+#include "kernels/paged_attention.h"
+#include "kernels/target.h"
 #include "model/packed_weights.h"
 #include "model/rope_freqs.h"
-#include "kernels/paged_attention.h"
 #include "util/error.h"
+#include "util/log.h"
 
 namespace kiln {
 
-std::unique_ptr<Model> Model::Load(const std::string& path) {
+Model::~Model() = default;
+
+void Model::LoadArtifact(int verify_threads) {
+  auto file = std::make_unique<ArtifactFile>(path_);
+  const ArtifactManifest& manifest = file->manifest();
+  const std::string why = kernels::TargetUnsupportedReason(manifest.target);
+  if (!why.empty()) {
+    throw ArtifactError(StrCat(path_, ": exported for target ", manifest.target, ", but ", why,
+                               "; export it again here (kiln export --target native)"));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  file->CopyPackedToHugePages(std::max(1, verify_threads), /*verify=*/verify_threads > 0);
+  log::Debug(StrCat(
+      path_, ": packed weights copied", verify_threads > 0 ? " and verified" : "", " in ",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), " s"));
+  if (kernels::ActiveTarget() != manifest.target) kernels::UseTarget(manifest.target);
+  const NameScheme scheme =
+      manifest.name_scheme == "gguf" ? NameScheme::kGguf : NameScheme::kHuggingFace;
+  if (scheme == NameScheme::kGguf) {
+    const ArtifactRegion* meta = file->FindBlob("gguf-metadata");
+    if (meta == nullptr) throw ArtifactError(path_ + ": no gguf-metadata blob");
+    artifact_metadata_ = std::make_unique<GgufFile>(file->mapping(), meta->offset, meta->bytes,
+                                                    path_ + ":gguf-metadata");
+    gguf_ = artifact_metadata_.get();
+    config_ = ModelConfigFromGguf(*gguf_, *file);
+  } else {
+    const std::optional<std::string_view> json = file->Blob("config.json");
+    if (!json) throw ArtifactError(path_ + ": no config.json blob");
+    config_ = ModelConfigFromHf(
+        ParseHfConfig(*json, file->Blob("generation_config.json").value_or(""), path_));
+  }
+  weights_ = BindWeights(*file, config_, scheme);
+  artifact_ = file.get();
+  source_ = std::move(file);
+}
+
+std::unique_ptr<Model> Model::Load(const std::string& path, int verify_threads) {
   std::unique_ptr<Model> m(new Model());
   m->path_ = path;
   namespace fs = std::filesystem;
-  if (fs::is_directory(path)) {
+  if (IsArtifactFile(path)) {
+    m->LoadArtifact(verify_threads);
+  } else if (fs::is_directory(path)) {
     HfConfig hf = LoadHfConfig(path);
     m->config_ = ModelConfigFromHf(hf);
     m->source_ = std::make_unique<SafetensorsCheckpoint>(path);

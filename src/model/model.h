@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "formats/tensor.h"
-#include "model/config.h"
 #include "model/batch.h"
+#include "model/config.h"
 #include "model/paged_kv_cache.h"
 #include "model/weights.h"
 #include "util/huge_buffer.h"
@@ -18,17 +18,25 @@
 
 namespace kiln {
 
+class ArtifactFile;
 class GgufFile;
 
 class Model {
  public:
-  // `path`: a .gguf file, or a directory with config.json and model.safetensors[.index.json].
-  static std::unique_ptr<Model> Load(const std::string& path);
+  // `path`: a .gguf file, a directory with config.json and model.safetensors[.index.json], or
+  // a Kiln artifact (`kiln export`), whose checksums are verified on `verify_threads` threads
+  // (0: not verified) and whose target the kernels are then pinned to (kernels/target.h).
+  // A bad artifact throws ArtifactError.
+  static std::unique_ptr<Model> Load(const std::string& path, int verify_threads = 2);
+  ~Model();  // out of line: members hold types only declared here
 
   const ModelConfig& config() const { return config_; }
   const std::string& path() const { return path_; }
   // The GGUF file when the model came from one (it also holds the tokenizer), else nullptr.
+  // (For an artifact exported from GGUF: its metadata, without tensors.)
   const GgufFile* gguf() const { return gguf_; }
+  // The artifact the model was mapped from, else nullptr.
+  const ArtifactFile* artifact() const { return artifact_; }
   // Element type of the attention's projections (layer 0's wq): what "auto" KV types follow.
   DType attention_weight_dtype() const { return weights_.layers.at(0).wq.dtype; }
 
@@ -48,6 +56,7 @@ class Model {
     std::vector<float> x, h, q, k, v, attn, gate, up;  // activations, [T, ...]
     std::vector<int64_t> pos;                          // [T]
   };
+  void LoadArtifact(int verify_threads);
   void EnsureScratch(int64_t tokens);
   void CheckBatch(const Batch& batch, const PagedKvCache& kv) const;
   void AttentionBlock(const LayerWeights& w, int64_t layer, const Batch& batch, PagedKvCache& kv,
@@ -57,7 +66,9 @@ class Model {
 
   std::string path_;
   std::unique_ptr<WeightSource> source_;
+  std::unique_ptr<GgufFile> artifact_metadata_;  // an artifact's "gguf-metadata" blob
   const GgufFile* gguf_ = nullptr;
+  const ArtifactFile* artifact_ = nullptr;
   ModelConfig config_;
   ModelWeights weights_;
   HugeBuffer packed_weights_;  // weights_' matrices repacked for the kernels (packed_weights.h)

@@ -39,6 +39,7 @@ HugeBuffer PackWeights(ModelWeights& w) {
   std::vector<Job> jobs;
   uint64_t total = 0;
   for (kernels::Matrix* m : PackableMatrices(w)) {
+    if (m->packed != nullptr) continue;  // mapped from a Kiln artifact already packed
     const uint64_t bytes = kernels::PackedMatrixBytes(*m);
     if (bytes == 0) continue;
     jobs.push_back({m, total, bytes});

@@ -13,6 +13,7 @@
 #include "kernels/paged_attention.h"
 #include "model/config.h"
 #include "util/dtype.h"
+#include "util/huge_buffer.h"
 
 namespace kiln {
 
@@ -56,7 +57,10 @@ class PagedKvCache {
   int64_t num_blocks_, block_size_, head_dim_, kv_dim_, layer_stride_;
   DType dtype_;
   int64_t elem_bytes_;
-  std::unique_ptr<std::byte[]> k_, v_;  // [layers, num_blocks, KV, block_size, hd] of dtype_
+  std::byte* K() const { return reinterpret_cast<std::byte*>(k_.data()); }
+  std::byte* V() const { return reinterpret_cast<std::byte*>(v_.data()); }
+
+  HugeBuffer k_, v_;  // [layers, num_blocks, KV, block_size, hd] of dtype_
 };
 
 }  // namespace kiln

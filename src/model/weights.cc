@@ -1,5 +1,7 @@
 #include "model/weights.h"
 
+#include "formats/kiln_artifact.h"
+#include "kernels/ops.h"
 #include "util/error.h"
 
 namespace kiln {
@@ -45,13 +47,25 @@ class Binder {
     auto row_bytes = BytesForElements(t.dtype, static_cast<uint64_t>(cols));
     KILN_CHECK(row_bytes.has_value() && *row_bytes * rows == t.nbytes, source_.Describe(),
                ": tensor '", name, "' size does not match its shape and dtype");
-    return kernels::Matrix{t.dtype, rows, cols, t.data, *row_bytes};
+    kernels::Matrix m{t.dtype, rows, cols, t.data, *row_bytes, t.packed};
+    if (t.packed != nullptr) {
+      const uint64_t want = kernels::PackedMatrixBytes(m);
+      // An ArtifactError: the model cache then exports the entry again for this build.
+      if (want != t.packed_bytes) {
+        throw ArtifactError(StrCat(source_.Describe(), ": tensor '", name, "' is packed in ",
+                                   t.packed_bytes, " bytes for another kernel layout (this "
+                                   "CPU's kernels read ", want, "); export the model again"));
+      }
+    }
+    return m;
   }
 
   std::vector<float> Vector(const std::string& name, int64_t n) const {
     const TensorView& t = Require(name);
     KILN_CHECK(t.NumElements() == n && t.shape.size() == 1, source_.Describe(), ": tensor '",
                name, "' has shape ", ShapeText(t.shape), ", expected [", n, "]");
+    KILN_CHECK(t.data != nullptr, source_.Describe(), ": tensor '", name,
+               "' is stored packed; vectors must be stored as they are");
     kernels::Matrix row = Matrix1(t, n);
     std::vector<float> out(n);
     kernels::DequantizeRow(row, 0, out.data());
@@ -103,15 +117,35 @@ LayerWeights BindLayer(const Binder& b, const ModelConfig& c, NameScheme scheme,
 
 }  // namespace
 
+std::string EmbeddingName(NameScheme scheme) {
+  return scheme == NameScheme::kHuggingFace ? "model.embed_tokens.weight" : "token_embd.weight";
+}
+
+std::string LmHeadName(NameScheme scheme) {
+  return scheme == NameScheme::kHuggingFace ? "lm_head.weight" : "output.weight";
+}
+
+std::vector<std::string> MatMulWeightNames(const ModelConfig& c, NameScheme scheme) {
+  std::vector<std::string> out;
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    for (Slot s : {Slot::kQ, Slot::kK, Slot::kV, Slot::kO, Slot::kGate, Slot::kUp, Slot::kDown}) {
+      out.push_back(LayerTensorName(scheme, l, s));
+    }
+  }
+  out.push_back(LmHeadName(scheme));
+  return out;
+}
+
 ModelWeights BindWeights(const WeightSource& source, const ModelConfig& c, NameScheme scheme) {
   Binder b(source);
   const bool hf = scheme == NameScheme::kHuggingFace;
   ModelWeights w;
-  w.embed = b.Matrix(hf ? "model.embed_tokens.weight" : "token_embd.weight", c.vocab_size,
-                     c.hidden_size);
+  w.embed = b.Matrix(EmbeddingName(scheme), c.vocab_size, c.hidden_size);
+  KILN_CHECK(w.embed.data != nullptr, source.Describe(),
+             ": the embedding must be stored as it is (its rows are looked up)");
   for (int64_t l = 0; l < c.num_layers; ++l) w.layers.push_back(BindLayer(b, c, scheme, l));
   w.final_norm = b.Vector(hf ? "model.norm.weight" : "output_norm.weight", c.hidden_size);
-  const std::string head = hf ? "lm_head.weight" : "output.weight";
+  const std::string head = LmHeadName(scheme);
   if (c.tie_word_embeddings && source.Find(head) == nullptr) {
     w.lm_head = w.embed;
   } else {

@@ -24,14 +24,22 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-  kernels::Matrix embed;          // [V, D]
+  kernels::Matrix embed;  // [V, D]
   std::vector<LayerWeights> layers;
-  std::vector<float> final_norm;  // [D]
-  kernels::Matrix lm_head;        // [V, D] (the embedding when tied)
+  std::vector<float> final_norm;         // [D]
+  kernels::Matrix lm_head;               // [V, D] (the embedding when tied)
   std::vector<float> rope_freq_factors;  // [hd/2] GGUF rope_freqs.weight, empty when absent
 };
 
-ModelWeights BindWeights(const WeightSource& source, const ModelConfig& config,
-                         NameScheme scheme);
+// Tensors of a source that carry TensorView::packed (a Kiln artifact's) are bound with
+// Matrix::packed set and no `data`; their panels must have the size this CPU's kernels read
+// (kernels::PackedMatrixBytes), else kiln::Error.
+ModelWeights BindWeights(const WeightSource& source, const ModelConfig& config, NameScheme scheme);
+
+// Names of the matrices the forward pass multiplies by: every layer's seven projections, in
+// layer order, then the LM head (named even when the source only has the tied embedding).
+std::vector<std::string> MatMulWeightNames(const ModelConfig& config, NameScheme scheme);
+std::string EmbeddingName(NameScheme scheme);
+std::string LmHeadName(NameScheme scheme);
 
 }  // namespace kiln

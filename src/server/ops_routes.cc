@@ -36,6 +36,7 @@ void HandleInfo(RouteContext& ctx) {
                          {"version", c.version},
                          {"sha", nullptr},
                          {"docker_label", nullptr}};
+  if (!c.artifact_info.is_null()) info["kiln_artifact"] = c.artifact_info;
   RespondJson(ctx.reply, 200, api::DumpJson(info));
 }
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ namespace kiln {
 struct ServerConfig {
   std::string model_id = "kiln";  // reported by /info, /v1/models and OpenAI "model"
   std::string version = "0.1.0";
+  // The Kiln artifact the model was mapped from (cli/served_model.h), /info's "kiln_artifact";
+  // null when the model was loaded from its source.
+  nlohmann::json artifact_info;
   api::ValidationLimits limits;
   int32_t max_concurrent_requests = 128;            // requests the engine runs at once
   int32_t max_queue = 0;                            // admitted requests waiting beyond those

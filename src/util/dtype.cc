@@ -1,5 +1,7 @@
 #include "util/dtype.h"
 
+#include <iterator>
+
 namespace kiln {
 namespace {
 
@@ -18,6 +20,13 @@ const DTypeInfo kInfos[] = {
 }  // namespace
 
 const DTypeInfo& GetDTypeInfo(DType t) { return kInfos[static_cast<int>(t)]; }
+
+std::optional<DType> DTypeFromName(std::string_view name) {
+  for (size_t i = 0; i < std::size(kInfos); ++i) {
+    if (kInfos[i].name == name) return static_cast<DType>(i);
+  }
+  return std::nullopt;
+}
 
 std::optional<uint64_t> BytesForElements(DType t, uint64_t n) {
   const DTypeInfo& info = GetDTypeInfo(t);

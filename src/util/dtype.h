@@ -31,6 +31,8 @@ struct DTypeInfo {
 };
 
 const DTypeInfo& GetDTypeInfo(DType t);
+// The DType whose DTypeInfo::name is `name` ("q4_0"); nullopt for any other text.
+std::optional<DType> DTypeFromName(std::string_view name);
 
 // Bytes taken by `n` elements; nullopt when n is not a multiple of the block size
 // or the result would overflow.

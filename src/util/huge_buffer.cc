@@ -15,7 +15,7 @@ constexpr uint64_t kHugePage = uint64_t{2} << 20;
 
 }  // namespace
 
-HugeBuffer::HugeBuffer(uint64_t bytes) {
+HugeBuffer::HugeBuffer(uint64_t bytes, bool huge_pages) {
   if (bytes == 0) return;
   const uint64_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   // Over-allocate by one huge page so that the region can start on a 2 MiB boundary (the
@@ -30,7 +30,7 @@ HugeBuffer::HugeBuffer(uint64_t bytes) {
   if (end > aligned + size) munmap(reinterpret_cast<void*>(aligned + size), end - aligned - size);
   data_ = reinterpret_cast<uint8_t*>(aligned);
   size_ = size;
-  madvise(data_, size_, MADV_HUGEPAGE);  // advice only: 4 KiB pages still work
+  if (huge_pages) madvise(data_, size_, MADV_HUGEPAGE);  // advice only: 4 KiB pages still work
 }
 
 HugeBuffer::~HugeBuffer() {

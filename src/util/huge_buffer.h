@@ -14,7 +14,10 @@ class HugeBuffer {
  public:
   HugeBuffer() = default;
   // Maps `bytes` (rounded up to 2 MiB) of zeroed memory; throws kiln::Error when out of memory.
-  explicit HugeBuffer(uint64_t bytes);
+  // The kernel zeroes each page when it is first touched, so nothing is written up front.
+  // `huge_pages` false: 4 KiB pages (no MADV_HUGEPAGE), for memory that is touched sparsely,
+  // where faulting in a whole 2 MiB page per first touch would cost more than it saves.
+  explicit HugeBuffer(uint64_t bytes, bool huge_pages = true);
   ~HugeBuffer();
   HugeBuffer(HugeBuffer&& other) noexcept;
   HugeBuffer& operator=(HugeBuffer&& other) noexcept;

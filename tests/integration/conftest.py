@@ -10,6 +10,9 @@ Environment:
                           spin on a shared core slow every step down)
   KILN_NGINX              nginx binary for the deployments behind nginx (default: `nginx` on
                           PATH, else /usr/sbin/nginx)
+  KILN_CACHE              the model cache every `kiln serve --model-id SOURCE` exports into
+                          (default: a fresh folder for the session, removed at exit, so that
+                          tests never touch ~/.cache/kiln)
 
 The module-scoped `server` fixture is parametrized over SERVER_KINDS: every test that uses it
 runs against one `kiln serve` ("direct"), through nginx with deploy/nginx's configuration in
@@ -36,6 +39,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 STRICT = os.environ.get("KILN_INTEGRATION_STRICT", "") not in ("", "0")
+
+if not os.environ.get("KILN_CACHE"):
+    import atexit
+    import tempfile
+    _session_cache = tempfile.mkdtemp(prefix="kiln-test-cache-")
+    os.environ["KILN_CACHE"] = _session_cache
+    atexit.register(shutil.rmtree, _session_cache, True)
 
 
 def unavailable(reason: str):
