@@ -4,13 +4,16 @@ and the first request's latency after it, for a Llama-3.2-1B-shape model (random
 SmolLM2's tokenizer) served five ways:
 
   gguf            --model-id llama1b-q4_0.gguf --no-model-cache: mapped, packed at every start
+  hf              --model-id llama1b-hf/ --no-model-cache: the bf16 folder itself, its float
+                  panels packed at every start (no q4_0: converting needs the export)
   hf-cold         --model-id llama1b-hf/ --dtype q4_0 on an empty cache: bf16 safetensors
                   converted to q4_0 and packed into the cache, then mapped
   gguf-cold       --model-id llama1b-q4_0.gguf on an empty cache: packed into the cache
   cache-warm      the cache entry again, its pages in the page cache
   cache-dropped   the cache entry again after posix_fadvise(DONTNEED) evicted its pages
-  llama.cpp       llama_cpp.Llama(llama1b-q4_0.gguf) constructed in-process (llama-cpp-python,
-                  mmap, the same file): the peer's load, for scale
+  llama.cpp       llama_cpp.Llama(llama1b-q4_0.gguf, n_ctx=2048) constructed in-process
+                  (llama-cpp-python, mmap, the same file; the Python import not counted): the
+                  peer's load, for scale (no HTTP server is started)
 
 First request: TTFT of /generate with 1 new token on a 32-token prompt, right after ready, and
 of a second identical-length request (so a slow first request shows).
@@ -122,7 +125,7 @@ def serve_once(args: list[str], env: dict, cores: str) -> dict:
 
 
 def llama_cpp_load(gguf: Path, threads: int) -> dict:
-    code = ("import sys, time; t = time.perf_counter(); import llama_cpp; "
+    code = ("import sys, time; import llama_cpp; t = time.perf_counter(); "
             "m = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=2048, n_threads=int(sys.argv[2]), "
             "verbose=False); load = time.perf_counter() - t; t = time.perf_counter(); "
             "m.create_completion('hello ' * 32, max_tokens=1); "
@@ -162,6 +165,7 @@ def main():
         int(a.cores.split("-")[1]) - int(a.cores.split("-")[0]) + 1
     for _ in range(a.reps):
         run("gguf", ["--model-id", str(gguf), "--no-model-cache"])
+        run("hf", ["--model-id", str(hf), "--no-model-cache"])
         run("gguf-cold", ["--model-id", str(gguf)], empty_cache)
         run("hf-cold", ["--model-id", str(hf), "--dtype", "q4_0"], empty_cache)
         run("cache-warm", ["--model-id", str(hf), "--dtype", "q4_0"])

@@ -1,7 +1,12 @@
 #include "cli/served_model.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "export/exporter.h"
@@ -51,6 +56,15 @@ nlohmann::json ArtifactInfo(const ArtifactFile& a, const CacheLookup* cached) {
   return j;
 }
 
+// Empty when the cache folder exists (or can be made) and is writable, else why not.
+std::string CacheUnusableReason(const std::string& root) {
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);
+  if (ec) return ec.message();
+  if (::access(root.c_str(), W_OK) != 0) return std::strerror(errno);
+  return "";
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -61,7 +75,19 @@ ServedModel LoadServedModel(const std::string& source, const ModelSourceOptions&
   const auto start = std::chrono::steady_clock::now();
   ServedModel s;
   CacheLookup lookup;
-  const bool cached = !o.no_model_cache && !IsArtifactFile(source);
+  const std::string root =
+      o.cache_dir.empty() ? ModelCache::DefaultRoot(hub::ProcessEnv()) : o.cache_dir;
+  bool cached = !o.no_model_cache && !IsArtifactFile(source);
+  if (cached) {
+    // A read-only home or container: serve from the source, as without a cache.
+    if (const std::string why = CacheUnusableReason(root); !why.empty()) {
+      KILN_CHECK(o.dtype == "source", "--dtype ", o.dtype, " needs the model cache, but ", root,
+                 " is not writable: ", why, " (set KILN_CACHE or --model-cache)");
+      log::Warn(StrCat("model cache ", root, " is not writable (", why, "); loading ", source,
+                       " itself (set KILN_CACHE or --model-cache to cache its export)"));
+      cached = false;
+    }
+  }
   if (!cached) {
     KILN_CHECK(o.dtype == "source" || IsArtifactFile(source), "--dtype ", o.dtype,
                " converts through the model cache: drop --no-model-cache");
@@ -72,8 +98,7 @@ ServedModel LoadServedModel(const std::string& source, const ModelSourceOptions&
     eo.dtype = o.dtype;
     eo.target = o.target;
     CheckExportDType(eo.dtype);
-    ModelCache cache(o.cache_dir.empty() ? ModelCache::DefaultRoot(hub::ProcessEnv())
-                                         : o.cache_dir);
+    ModelCache cache(root);
     lookup = cache.GetOrExport(source, eo, [&](const std::string& path) {
       s.path = path;
       s.model = Model::Load(path, VerifyThreads());

@@ -70,6 +70,14 @@ def run_kiln(kiln_bin):
     return run
 
 
+def exported(run_kiln, source: Path, folder: Path, *flags) -> Path:
+    """`kiln export SOURCE` into folder/model.kiln (the golden tests run on both)."""
+    out = folder / "model.kiln"
+    run_kiln("export", source, "-o", out, *flags)
+    assert out.is_file(), f"kiln export wrote no {out}"
+    return out
+
+
 def parse_json_stdout(stdout: str):
     """The JSON document Kiln printed on stdout (tolerating log lines before it)."""
     try:

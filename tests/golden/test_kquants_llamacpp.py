@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import parse_json_stdout, require_module
+from conftest import exported, parse_json_stdout, require_module
 
 # llama_ftype values (llama.h).
 FTYPES = {"Q4_K_M": 15, "Q6_K": 18}
@@ -190,16 +190,24 @@ def test_files_are_mixed_kquant(kquant_files, name):
     assert MUST_HAVE[name] <= types, f"{name}: tensor types {sorted(types)}"
 
 
+@pytest.mark.parametrize("form", ["source", "artifact"])
 @pytest.mark.parametrize("name", list(FTYPES))
-def test_prompt_logits_match_llamacpp(kquant_files, references, run_kiln, tmp_path, name):
+def test_prompt_logits_match_llamacpp(kquant_files, references, run_kiln, tmp_path, name, form):
     ref = references(name)
     ids = ref.tokenize(PROMPT)
     want = ref.prompt_logits(ids)
 
+    def dump(model: Path, out: Path):
+        run_kiln("generate", "--model-id", model, "--prompt-ids", ",".join(map(str, ids)),
+                 "--dump-logits", out, "--max-new-tokens", 0,
+                 "--kv-cache-dtype", "f32")  # as the reference's
+
     out = tmp_path / "logits.bin"
-    run_kiln("generate", "--model-id", kquant_files[name], "--prompt-ids",
-             ",".join(map(str, ids)), "--dump-logits", out, "--max-new-tokens", 0,
-             "--kv-cache-dtype", "f32")  # as the reference's
+    dump(kquant_files[name], out)
+    if form == "artifact":  # `kiln export`'s file: bit-identical logits, then the same checks
+        from_source = out.read_bytes()
+        dump(exported(run_kiln, kquant_files[name], tmp_path), out)
+        assert out.read_bytes() == from_source, "the artifact's logits differ from its source's"
     got = np.fromfile(out, dtype="<f4")
     assert got.size == len(ids) * ref.n_vocab, (got.size, len(ids), ref.n_vocab)
     got = got.reshape(len(ids), ref.n_vocab).astype(np.float64)

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import require_module
+from conftest import exported, require_module
 
 N_PROMPT = 64
 VOCAB = 1000
@@ -180,23 +180,37 @@ CASES = []
 for _key in SPECS:
     CASES += [(_key, "f32", False), (_key, "f32", True), (_key, "bf16", False)]
 CASES.append((SHARDED_ARCH, "sharded", False))
+# The same prefill checks on the folder exported by `kiln export` (the artifact's logits must
+# also be bit-identical to the folder's).
+CASES += [(_key, v, False, "artifact") for _key in SPECS for v in ("f32", "bf16")]
+CASES = [c if len(c) == 4 else (*c, "source") for c in CASES]
 
 
 @pytest.mark.parametrize(
-    "arch_key,variant,token_by_token", CASES,
-    ids=[f"{k}-{v}-{'token_by_token' if t else 'prefill'}" for k, v, t in CASES])
+    "arch_key,variant,token_by_token,form", CASES,
+    ids=[f"{k}-{v}-{'token_by_token' if t else 'prefill'}{'-artifact' if f == 'artifact' else ''}"
+         for k, v, t, f in CASES])
 def test_prompt_logits_match_transformers(models, run_kiln, tmp_path, arch_key, variant,
-                                          token_by_token):
+                                          token_by_token, form):
     m = models.get(arch_key)
     ids, model_dir, ref = m["ids"], m["dirs"][variant], m["ref"][variant]
 
+    def dump(model: Path, out: Path):
+        args = ["generate", "--model-id", model, "--prompt-ids", ",".join(map(str, ids)),
+                "--dump-logits", out, "--max-new-tokens", 0,
+                "--kv-cache-dtype", "f32"]  # the reference's cache is f32 for the bf16 files too
+        if token_by_token:
+            args.append("--token-by-token")
+        run_kiln(*args)
+
     out = tmp_path / "logits.bin"
-    args = ["generate", "--model-id", model_dir, "--prompt-ids", ",".join(map(str, ids)),
-            "--dump-logits", out, "--max-new-tokens", 0,
-            "--kv-cache-dtype", "f32"]  # the reference's cache is f32 for the bf16 files too
-    if token_by_token:
-        args.append("--token-by-token")
-    run_kiln(*args)
+    if form == "artifact":
+        dump(model_dir, tmp_path / "source.bin")
+        dump(exported(run_kiln, model_dir, tmp_path), out)
+        assert out.read_bytes() == (tmp_path / "source.bin").read_bytes(), (
+            "the artifact's logits differ from its source's")
+    else:
+        dump(model_dir, out)
 
     assert out.is_file(), f"kiln wrote no {out}"
     got = np.fromfile(out, dtype="<f4")

@@ -134,6 +134,8 @@ def test_compose_replicas_have_disjoint_cpusets_and_healthchecks():
         assert seconds(check["start_period"]) >= 30  # model load
         assert s["environment"]["MODEL_ID"].startswith("/models/")
         assert any(v.endswith(":/models:ro") for v in s["volumes"]), s["volumes"]
+        # One model cache for all replicas: the model is exported once.
+        assert "kiln-cache:/cache" in s["volumes"] and "kiln-cache" in c["volumes"]
         # kiln drains up to 90 s (-g) after SIGTERM; docker must not SIGKILL it before.
         assert seconds(s["stop_grace_period"]) > 90
         build = s["build"]
@@ -198,11 +200,15 @@ def test_dockerfile_stages_and_runtime_settings():
     runtime = ins[[i for i, _ in ins].index("FROM", 1):]
     get = lambda name: [a for i, a in runtime if i == name]  # noqa: E731
     assert get("USER") and get("USER")[-1].split(":")[0] not in ("root", "0")
-    assert get("VOLUME") == ['["/models"]']
+    assert get("VOLUME") == ['["/models", "/cache"]']
     entry = get("ENTRYPOINT")[-1]
     assert entry.startswith('["kiln", "serve"') and '"--hostname", "0.0.0.0"' in entry
     env = dict(re.findall(r"(\w+)=(\S+)", " ".join(get("ENV"))))
     assert env["MODEL_ID"].startswith("/models/")
+    # The model cache is a volume the image's user can write (the root filesystem may be
+    # read-only, as the Kubernetes manifest makes it), and compose shares it between replicas.
+    assert env["KILN_CACHE"] == "/cache"
+    assert any("chown 10001:10001 /cache" in a for i, a in runtime if i == "RUN")
     assert get("EXPOSE") == [env["PORT"]]
     assert get("HEALTHCHECK") and "kiln-healthcheck" in get("HEALTHCHECK")[-1]
     build_runs = " ".join(a for i, a in ins[:len(ins) - len(runtime)] if i == "RUN")
@@ -349,6 +355,11 @@ def test_k8s_manifests_agree():
     mounts = {m["name"]: m for m in container["volumeMounts"]}
     assert mounts["models"]["mountPath"] == "/models" and mounts["models"]["readOnly"]
     assert any(v["name"] == "models" for v in template["spec"]["volumes"])
+    # The model cache must be writable although the root filesystem is not.
+    assert container["securityContext"]["readOnlyRootFilesystem"]
+    assert mounts["model-cache"]["mountPath"] == "/cache" and not mounts["model-cache"].get(
+        "readOnly")
+    assert any(v["name"] == "model-cache" for v in template["spec"]["volumes"])
     args = container.get("args", [])
     assert args[args.index("--model-id") + 1].startswith("/models/")
     # The image's non-root user.

@@ -185,3 +185,21 @@ def test_export_refuses_bad_options(kiln_paths, tmp_path, artifact):
     r = run_kiln(exe, "export", artifact, "-o", tmp_path / "y.kiln")
     assert r.returncode == 1 and "already a Kiln artifact" in r.stderr
     assert not list(tmp_path.glob("*.kiln*"))
+
+
+def test_unwritable_cache_falls_back_to_the_source(kiln_paths, tmp_path):
+    exe, model = kiln_paths
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = dict(os.environ, KILN_CACHE=str(blocker / "cache"))  # under a file: cannot exist
+    proc = start_detached(exe, model, env)
+    wait_all_ready([proc])
+    try:
+        url = f"http://127.0.0.1:{proc[1]}"
+        assert "kiln_artifact" not in requests.get(url + "/info", timeout=10).json()
+        assert greedy(url)
+    finally:
+        assert stop_process(proc[0]) == 0
+    assert "is not writable" in proc[2].read_text()
+    r = run_kiln(exe, "serve", "--model-id", model, "--port", 0, "--dtype", "q8_0", env=env)
+    assert r.returncode == 1 and "needs the model cache" in r.stderr
