@@ -10,7 +10,6 @@
 #include <fstream>
 #include <memory>
 #include <set>
-#include <sstream>
 
 #include "export/packed_tensor.h"
 #include "formats/gguf.h"
@@ -22,6 +21,7 @@
 #include "model/config.h"
 #include "model/weights.h"
 #include "util/log.h"
+#include "util/read_file.h"
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "0.0.0"
@@ -35,15 +35,6 @@ namespace fs = std::filesystem;
 // The Hugging Face folder's files a served model needs besides its weights.
 constexpr const char* kHfBlobs[] = {"config.json", "generation_config.json", "tokenizer.json",
                                     "tokenizer_config.json", "special_tokens_map.json"};
-
-std::string ReadWholeFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  KILN_CHECK(in.good(), path.string(), ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  KILN_CHECK(!in.bad(), path.string(), ": read failed");
-  return ss.str();
-}
 
 std::string UtcNow() {
   const std::time_t now = std::time(nullptr);
@@ -127,7 +118,7 @@ void AddBlobs(const OpenedSource& s, const std::string& source, ArtifactWriter& 
   for (const char* name : kHfBlobs) {
     const fs::path p = fs::path(source) / name;
     std::error_code ec;
-    if (fs::is_regular_file(p, ec)) writer.AddBlob(name, ReadWholeFile(p));
+    if (fs::is_regular_file(p, ec)) writer.AddBlob(name, ReadFileText(p.string()));
   }
 }
 

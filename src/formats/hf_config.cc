@@ -1,10 +1,9 @@
 #include "formats/hf_config.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "util/error.h"
+#include "util/read_file.h"
 
 namespace kiln {
 namespace {
@@ -17,11 +16,7 @@ nlohmann::json ParseJsonObject(std::string_view text, const std::string& path) {
 }
 
 nlohmann::json ReadJsonObject(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  KILN_CHECK(in.good(), path, ": cannot open");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return ParseJsonObject(buf.str(), path);
+  return ParseJsonObject(ReadFileText(path), path);
 }
 
 std::string ConfigPath(const HfConfig& c) { return c.dir + "/config.json"; }

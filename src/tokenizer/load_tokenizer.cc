@@ -1,31 +1,21 @@
 #include "tokenizer/load_tokenizer.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "formats/gguf.h"
 #include "util/error.h"
+#include "util/read_file.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  KILN_CHECK(in.good(), path.string(), ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  KILN_CHECK(!in.bad(), path.string(), ": read failed");
-  return ss.str();
-}
-
 std::unique_ptr<Tokenizer> FromJsonFile(const fs::path& json_path) {
   const fs::path config = json_path.parent_path() / "tokenizer_config.json";
   std::error_code ec;
-  const std::string config_text = fs::is_regular_file(config, ec) ? ReadFile(config) : "";
-  return Tokenizer::FromHfJson(ReadFile(json_path), config_text, json_path.string());
+  const std::string config_text = fs::is_regular_file(config, ec) ? ReadFileText(config.string()) : "";
+  return Tokenizer::FromHfJson(ReadFileText(json_path.string()), config_text, json_path.string());
 }
 
 }  // namespace

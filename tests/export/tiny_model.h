@@ -33,6 +33,43 @@ inline std::vector<uint8_t> RandomMatrix(DType dtype, int64_t rows, int64_t cols
   return out;
 }
 
+// The model's tensors in file order, with GGUF or Hugging Face names; cols 0: a norm [rows].
+struct TinyTensor {
+  std::string name;
+  int64_t rows, cols;
+};
+
+inline std::vector<TinyTensor> TinyLlamaTensors(const TinyModelShape& s, bool hf) {
+  const int64_t hd = s.hidden / s.heads, q = s.heads * hd, kv = s.kv_heads * hd;
+  std::vector<TinyTensor> t;
+  t.push_back({hf ? "model.embed_tokens.weight" : "token_embd.weight", s.vocab, s.hidden});
+  for (int64_t l = 0; l < s.layers; ++l) {
+    const std::string b = (hf ? "model.layers." : "blk.") + std::to_string(l) + ".";
+    auto add = [&](const char* hf_name, const char* gguf_name, int64_t rows, int64_t cols) {
+      t.push_back({b + (hf ? hf_name : gguf_name), rows, cols});
+    };
+    add("input_layernorm.weight", "attn_norm.weight", s.hidden, 0);
+    add("self_attn.q_proj.weight", "attn_q.weight", q, s.hidden);
+    add("self_attn.k_proj.weight", "attn_k.weight", kv, s.hidden);
+    add("self_attn.v_proj.weight", "attn_v.weight", kv, s.hidden);
+    add("self_attn.o_proj.weight", "attn_output.weight", s.hidden, q);
+    add("post_attention_layernorm.weight", "ffn_norm.weight", s.hidden, 0);
+    add("mlp.gate_proj.weight", "ffn_gate.weight", s.ffn, s.hidden);
+    add("mlp.up_proj.weight", "ffn_up.weight", s.ffn, s.hidden);
+    add("mlp.down_proj.weight", "ffn_down.weight", s.hidden, s.ffn);
+  }
+  t.push_back({hf ? "model.norm.weight" : "output_norm.weight", s.hidden, 0});
+  if (!s.tied) t.push_back({hf ? "lm_head.weight" : "output.weight", s.vocab, s.hidden});
+  return t;
+}
+
+inline std::vector<float> RandomNorm(int64_t n, std::mt19937& rng) {
+  std::vector<float> v(n);
+  std::uniform_real_distribution<float> dist(0.8f, 1.2f);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
 // Writes the model to `path` with its matrices in `dtype`.
 inline void WriteTinyLlama(const std::string& path, DType dtype, const TinyModelShape& s = {},
                            uint32_t seed = 7) {
@@ -48,31 +85,13 @@ inline void WriteTinyLlama(const std::string& path, DType dtype, const TinyModel
   w.SetFloat32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
   w.SetFloat32("llama.rope.freq_base", 10000.0f);
   w.SetUint32("tokenizer.ggml.eos_token_id", 2);
-  const int64_t hd = s.hidden / s.heads, q = s.heads * hd, kv = s.kv_heads * hd;
-  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
-    w.AddTensor(name, dtype, {rows, cols}, RandomMatrix(dtype, rows, cols, rng));
-  };
-  auto norm = [&](const std::string& name, int64_t n) {
-    std::vector<float> v(n);
-    std::uniform_real_distribution<float> dist(0.8f, 1.2f);
-    for (float& x : v) x = dist(rng);
-    w.AddTensorF32(name, {n}, v);
-  };
-  matrix("token_embd.weight", s.vocab, s.hidden);
-  for (int64_t l = 0; l < s.layers; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    norm(b + "attn_norm.weight", s.hidden);
-    matrix(b + "attn_q.weight", q, s.hidden);
-    matrix(b + "attn_k.weight", kv, s.hidden);
-    matrix(b + "attn_v.weight", kv, s.hidden);
-    matrix(b + "attn_output.weight", s.hidden, q);
-    norm(b + "ffn_norm.weight", s.hidden);
-    matrix(b + "ffn_gate.weight", s.ffn, s.hidden);
-    matrix(b + "ffn_up.weight", s.ffn, s.hidden);
-    matrix(b + "ffn_down.weight", s.hidden, s.ffn);
+  for (const TinyTensor& t : TinyLlamaTensors(s, /*hf=*/false)) {
+    if (t.cols == 0) {
+      w.AddTensorF32(t.name, {t.rows}, RandomNorm(t.rows, rng));
+    } else {
+      w.AddTensor(t.name, dtype, {t.rows, t.cols}, RandomMatrix(dtype, t.rows, t.cols, rng));
+    }
   }
-  norm("output_norm.weight", s.hidden);
-  if (!s.tied) matrix("output.weight", s.vocab, s.hidden);
   w.Write(path);
 }
 
@@ -82,32 +101,14 @@ inline void WriteTinyHfLlama(const std::string& dir, DType dtype, const TinyMode
                              uint32_t seed = 7) {
   std::mt19937 rng(seed);
   SafetensorsWriter w;
-  const int64_t hd = s.hidden / s.heads, q = s.heads * hd, kv = s.kv_heads * hd;
-  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
-    const std::vector<uint8_t> m = RandomMatrix(dtype, rows, cols, rng);
-    w.AddTensor(name, dtype, {rows, cols}, m.data(), m.size());
-  };
-  auto norm = [&](const std::string& name, int64_t n) {
-    std::vector<float> v(n);
-    std::uniform_real_distribution<float> dist(0.8f, 1.2f);
-    for (float& x : v) x = dist(rng);
-    w.AddTensorF32(name, {n}, v);
-  };
-  matrix("model.embed_tokens.weight", s.vocab, s.hidden);
-  for (int64_t l = 0; l < s.layers; ++l) {
-    const std::string b = "model.layers." + std::to_string(l) + ".";
-    norm(b + "input_layernorm.weight", s.hidden);
-    matrix(b + "self_attn.q_proj.weight", q, s.hidden);
-    matrix(b + "self_attn.k_proj.weight", kv, s.hidden);
-    matrix(b + "self_attn.v_proj.weight", kv, s.hidden);
-    matrix(b + "self_attn.o_proj.weight", s.hidden, q);
-    norm(b + "post_attention_layernorm.weight", s.hidden);
-    matrix(b + "mlp.gate_proj.weight", s.ffn, s.hidden);
-    matrix(b + "mlp.up_proj.weight", s.ffn, s.hidden);
-    matrix(b + "mlp.down_proj.weight", s.hidden, s.ffn);
+  for (const TinyTensor& t : TinyLlamaTensors(s, /*hf=*/true)) {
+    if (t.cols == 0) {
+      w.AddTensorF32(t.name, {t.rows}, RandomNorm(t.rows, rng));
+    } else {
+      const std::vector<uint8_t> m = RandomMatrix(dtype, t.rows, t.cols, rng);
+      w.AddTensor(t.name, dtype, {t.rows, t.cols}, m.data(), m.size());
+    }
   }
-  norm("model.norm.weight", s.hidden);
-  if (!s.tied) matrix("lm_head.weight", s.vocab, s.hidden);
   w.Write(dir + "/model.safetensors");
   std::ofstream(dir + "/config.json")
       << "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", "

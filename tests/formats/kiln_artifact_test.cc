@@ -62,21 +62,8 @@ ArtifactHeader HeaderOf(const Bytes& b) {
 
 void PutHeader(Bytes& b, const ArtifactHeader& h) { std::memcpy(b.data(), &h, sizeof(h)); }
 
-// The artifact with its manifest JSON edited, the header's sizes and checksum made to match.
-Bytes EditManifest(Bytes b, const std::function<void(nlohmann::json&)>& edit) {
-  ArtifactHeader h = HeaderOf(b);
-  nlohmann::json j = nlohmann::json::parse(b.begin() + h.manifest_offset, b.end());
-  edit(j);
-  const std::string text = j.dump();
-  b.resize(h.manifest_offset);
-  b.insert(b.end(), text.begin(), text.end());
-  h.manifest_bytes = text.size();
-  h.file_bytes = b.size();
-  h.manifest_checksum = Xxh3(text.data(), text.size());
-  PutHeader(b, h);
-  return b;
-}
-
+// The artifact with its manifest replaced by `text`, the header's sizes and checksum made to
+// match (so that only the manifest's own checks can refuse it).
 Bytes ReplaceManifestText(Bytes b, const std::string& text) {
   ArtifactHeader h = HeaderOf(b);
   b.resize(h.manifest_offset);
@@ -86,6 +73,12 @@ Bytes ReplaceManifestText(Bytes b, const std::string& text) {
   h.manifest_checksum = Xxh3(text.data(), text.size());
   PutHeader(b, h);
   return b;
+}
+
+Bytes EditManifest(const Bytes& b, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(b.begin() + HeaderOf(b).manifest_offset, b.end());
+  edit(j);
+  return ReplaceManifestText(b, j.dump());
 }
 
 nlohmann::json& TensorNamed(nlohmann::json& j, const std::string& name) {
