@@ -98,7 +98,7 @@ std::vector<Case> MalformedCases() {
   return {
       {"truncated",
        [](Bytes b) {
-         b.resize(b.size() - 100);
+         b.erase(b.end() - std::min<ptrdiff_t>(100, std::ssize(b)), b.end());
          return b;
        },
        "truncated"},
