@@ -174,7 +174,8 @@ void ReplicaRouter::Route(http::Request request, std::shared_ptr<http::Exchange>
   if (get && (request.path == "/health" || request.path == "/ping" || request.path == "/")) {
     return ServeHealth(exchange);
   }
-  if (get && (request.path == "/info" || request.path == "/metrics")) {
+  if (get &&
+      (request.path == "/info" || request.path == "/metrics" || request.path == "/v1/status")) {
     if (!Authorized(request)) {
       http::Response r;
       r.status = 401;
@@ -183,6 +184,7 @@ void ReplicaRouter::Route(http::Request request, std::shared_ptr<http::Exchange>
           401, "authentication", "Unauthorized: send `Authorization: Bearer <api-key>`"));
       return exchange->Respond(std::move(r));
     }
+    if (request.path == "/v1/status") return ServeStatus(exchange);
     return request.path == "/info" ? ServeInfo(exchange) : ServeMetrics(exchange);
   }
   auto call =
