@@ -43,7 +43,8 @@ void ReadLoad(HostInfo& h) {
 
 HostInfo ReadHostInfo() {
   HostInfo h;
-  h.cpu_model = CpuModel();
+  static const std::string model = CpuModel();  // /proc/cpuinfo is long on big machines
+  h.cpu_model = model;
   h.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   ReadMemInfo(h);
   ReadLoad(h);

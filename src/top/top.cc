@@ -1,5 +1,8 @@
 #include "top/top.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -9,6 +12,7 @@
 #include "top/poller.h"
 #include "top/report.h"
 #include "top/screen.h"
+#include "util/error.h"
 
 namespace kiln::top {
 namespace {
@@ -42,6 +46,9 @@ int RunTop(const TopOptions& o) {
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(o.interval_s * 1000.0));
   Poller poller(o.targets, o.api_key, PollTimeout(interval));
   if (o.once) return Once(poller, o, interval);
+  // initscr() on a pipe would print its own error and exit(); say what to use instead.
+  KILN_CHECK(isatty(STDOUT_FILENO) && isatty(STDIN_FILENO),
+             "kiln top needs a terminal; use --once (or --once --json) for a snapshot");
   RunScreen(poller, {interval, o.color});
   return 0;
 }
