@@ -24,6 +24,9 @@ class Curses {
  public:
   explicit Curses(bool want_color) {
     std::setlocale(LC_ALL, "");
+    // The terminal's own size (TIOCGWINSZ) over LINES/COLUMNS from the environment: a stale
+    // exported LINES would otherwise pin the layout through every resize.
+    use_tioctl(TRUE);
     initscr();
     cbreak();
     noecho();
@@ -129,6 +132,9 @@ void RunScreen(Poller& poller, const ScreenOptions& options) {
       const int key = getch();
       if (key == ERR) continue;
       if (!OnKey(key, selected, count)) return;
+      // The terminal may have dropped or reflowed cells ncurses believes are on screen: one
+      // full repaint after a resize (only then: every other redraw sends changes only).
+      if (key == KEY_RESIZE) clearok(curscr, TRUE);
       Draw(curses, poller.targets(), selected, options.interval);
     }
   }

@@ -129,6 +129,13 @@ def test_top_screen_load_outage_and_recovery(kiln_paths, tmux_session):
         tmux("new-session", "-d", "-s", "top", "-x", "160", "-y", "48",
              f"{exe} top --target {url} --interval 0.5")
         wait_for_screen(lambda t: MODEL_NAME in t, 10, "the model name")
+        # KEY_RESIZE: the help line moves to the new last row (pytest exports LINES=24 and
+        # COLUMNS=80 to the pane: the terminal's own size must win).
+        tmux("resize-window", "-t", "top", "-x", "100", "-y", "30")
+        rows = int(tmux("display-message", "-p", "-t", "top", "#{pane_height}"))
+        wait_for_screen(lambda t: t.rstrip("\n").split("\n")[-1].startswith("q quit")
+                        and len(t.rstrip("\n").split("\n")) == rows, 5, "the resized layout")
+        tmux("resize-window", "-t", "top", "-x", "160", "-y", "48")
         bench = subprocess.Popen([str(exe), "bench", "--target", url, "--profile", "concurrent",
                                   "--rate", "2", "--max-seconds", "8", "--data",
                                   "prompt_tokens=16,output_tokens=64", "--no-progress"],
