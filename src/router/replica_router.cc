@@ -267,7 +267,7 @@ void ReplicaRouter::ServeMetrics(const std::shared_ptr<http::Exchange>& exchange
   for (Replica& r : replicas) {
     if (!r.process || !r.probe) continue;
     ++gather->pending;
-    FetchText(*r.probe, "/metrics",
+    FetchText(*r.probe, "/metrics", config_.api_key,
               [gather, finish, index = r.index](int status, std::string body) {
                 if (status == 200) gather->texts[static_cast<size_t>(index)] = std::move(body);
                 if (--gather->pending == 0) finish();

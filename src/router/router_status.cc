@@ -28,7 +28,7 @@ void ReplicaRouter::ServeStatus(const std::shared_ptr<http::Exchange>& exchange)
         {{"index", r.index}, {"port", r.port}, {"state", ReplicaStateName(r.state)}});
     if (!r.process || !r.probe) continue;
     ++gather->pending;
-    FetchText(*r.probe, "/v1/status",
+    FetchText(*r.probe, "/v1/status", config_.api_key,
               [gather, finish, index = r.index](int status, std::string body) {
                 nlohmann::json& slot = gather->replicas[static_cast<size_t>(index)];
                 nlohmann::json own = nlohmann::json::parse(body, nullptr, false);

@@ -213,18 +213,33 @@ def test_not_a_kiln_server(kiln_paths):
 
 
 def test_launch_router_status_has_every_replica(kiln_paths):
-    from conftest import launch_server
+    """Through `kiln launch --api-key`: the router fetches each replica's status with the key
+    the replicas were given, and kiln top shows one row per replica."""
+    import requests
+    from launch_tools import KilnLaunch
     exe, _ = kiln_paths
-    with launch_server(kiln_paths, replicas=2) as la:
-        s = get_status(la.port)
+    auth = {"Authorization": "Bearer sek"}
+    la = KilnLaunch(*kiln_paths, ["--api-key", "sek"], replicas=2, wait=False,
+                    replica_flags=SERVER_FLAGS)
+    try:
+        wait_until_ready(la.proc, lambda: all(
+            r["state"] == "ready"
+            for r in requests.get(la.url + "/info", headers=auth, timeout=5).json()["replicas"]),
+            "kiln launch", la.stderr, 120)
+        assert requests.get(la.url + "/v1/status", timeout=5).status_code == 401
+        s = requests.get(la.url + "/v1/status", headers=auth, timeout=5).json()
         assert s["object"] == "kiln.router_status"
         assert [r["index"] for r in s["replicas"]] == [0, 1]
         for r in s["replicas"]:
             assert r["state"] == "ready" and r["port"] > 0
             assert r["object"] == "kiln.status" and r["kv_cache"]["blocks_total"] > 0
         out = subprocess.run([str(exe), "top", "--once", "--json", "--interval", "0.3",
-                              "--target", la.url], capture_output=True, text=True, timeout=30)
+                              "--target", la.url, "--api-key", "sek"],
+                             capture_output=True, text=True, timeout=30)
         assert out.returncode == 0, out.stderr
         rows = json.loads(out.stdout)["targets"]
         assert [t["url"] for t in rows] == [f"{la.url} #0", f"{la.url} #1"]
-        assert all(t["state"] == "up" for t in rows)
+        assert all(t["state"] == "up" for t in rows), rows
+    finally:
+        code = la.stop()
+    assert code == 0, la.stderr()
