@@ -33,6 +33,8 @@ APT_PACKAGES=(
   # (as the user, on loopback ports). In bookworm the binary, proxy and upstream modules
   # included, is in `nginx` itself; nginx-light is `nginx` plus the echo module.
   nginx
+  libncurses-dev  # kiln top's terminal UI (ncursesw, src/top/)
+  tmux  # tests/integration/test_top.py runs kiln top in a detached tmux pane and reads the screen
 )
 
 missing=()

@@ -192,7 +192,8 @@ void AddLaunchFlags(CLI::App* cmd, LaunchOptions& o) {
   cmd->add_option("--prefix-affinity-slack", o.prefix_affinity_slack,
                   "Requests more than the least loaded replica before affinity gives way")
       ->capture_default_str();
-  cmd->add_option("--api-key", o.api_key, "As kiln serve; also guards the router's /info, /metrics")
+  cmd->add_option("--api-key", o.api_key,
+                  "As kiln serve; also guards the router's /info, /metrics, /v1/status")
       ->envname("API_KEY");
   cmd->add_option("--payload-limit", o.payload_limit, "As kiln serve (the router enforces it too)")
       ->envname("PAYLOAD_LIMIT")

@@ -8,14 +8,13 @@
 #include "cli/generate_command.h"
 #include "cli/launch_command.h"
 #include "cli/serve_command.h"
+#include "cli/top_command.h"
 #include "formats/kiln_artifact.h"
 #include "util/error.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "Kiln: LLM inference for CPUs (generate, serve, launch, export, cache, bench; top is on "
-      "the way)",
-      "kiln"};
+  CLI::App app{"Kiln: LLM inference for CPUs (generate, serve, launch, export, cache, bench, top)",
+               "kiln"};
   app.set_version_flag("--version", "kiln " KILN_VERSION);
   app.require_subcommand(1);
   kiln::AddGenerateCommand(app);
@@ -24,6 +23,7 @@ int main(int argc, char** argv) {
   kiln::AddLaunchCommand(app);
   kiln::AddExportCommand(app);
   kiln::AddCacheCommand(app);
+  kiln::AddTopCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -241,6 +241,7 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
   const int64_t context = ApplyArtifactEnvelope(*model, o, runner->max_context(), config);
   ResolveTokenLimits(o, context, runner->num_blocks() * runner->block_size(), config);
   config.artifact_info = served.artifact_info;
+  config.weight_bytes = WeightFileBytes(served.path);
   EngineConfig engine_config;
   engine_config.max_batch_size = config.max_batch_size;
   engine_config.max_batch_prefill_tokens = config.max_batch_prefill_tokens;

@@ -139,4 +139,21 @@ void AddModelSourceFlags(CLI::App* cmd, ModelSourceOptions& o) {
                   "~/.cache/kiln)");
 }
 
+int64_t WeightFileBytes(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    const auto size = fs::file_size(path, ec);
+    return ec ? 0 : static_cast<int64_t>(size);
+  }
+  int64_t total = 0;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    const std::string ext = entry.path().extension().string();
+    if (ext != ".safetensors" && ext != ".gguf") continue;
+    const auto size = fs::file_size(entry.path(), ec);
+    if (!ec) total += static_cast<int64_t>(size);
+  }
+  return total;
+}
+
 }  // namespace kiln

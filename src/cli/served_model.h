@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,6 +34,10 @@ ServedModel LoadServedModel(const std::string& source, const ModelSourceOptions&
 // The model's tokenizer: its GGUF metadata, its artifact's tokenizer.json, or the folder's;
 // nullptr when it has none.
 std::unique_ptr<Tokenizer> FindModelTokenizer(const Model& model, const std::string& path);
+
+// Bytes of the weights mapped from `path`: the file's size, or a folder's *.safetensors and
+// *.gguf files together (/v1/status's weight_bytes); 0 when unreadable.
+int64_t WeightFileBytes(const std::string& path);
 
 // --dtype, --target, --no-model-cache, --model-cache.
 void AddModelSourceFlags(CLI::App* cmd, ModelSourceOptions& options);

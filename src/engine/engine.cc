@@ -70,6 +70,7 @@ Engine::RequestId Engine::Impl::Submit(GenerationRequest request, EventSink sink
     KILN_CHECK(static_cast<int64_t>(inbox_.size()) + stats_.queued < config_.max_queue,
                "Model is overloaded");
     id = next_id_++;
+    prompt_tokens_ += static_cast<int64_t>(request.prompt.size());
     inbox_.push_back({id, std::move(request), std::move(sink)});
   }
   wake_.notify_one();
@@ -85,9 +86,16 @@ void Engine::Impl::Cancel(RequestId id) {
 }
 
 EngineStats Engine::Impl::Stats() const {
-  std::lock_guard lock(mu_);
-  EngineStats s = stats_;
-  s.queued += static_cast<int64_t>(inbox_.size());
+  EngineStats s;
+  {
+    std::lock_guard lock(mu_);
+    s = stats_;
+    s.queued += static_cast<int64_t>(inbox_.size());
+    s.prompt_tokens = prompt_tokens_;
+  }
+  // Outside the lock: the engine thread must not wait on a reader's clock syscalls.
+  s.cores = runner_->cores();
+  s.core_cpu_seconds = runner_->CoreCpuSeconds();
   return s;
 }
 
@@ -162,6 +170,7 @@ void Engine::Impl::PublishStats() {
   stats_.running = static_cast<int64_t>(running_.size());
   stats_.kv_blocks_used = kv_.num_used_blocks();
   stats_.prefix_cache_hits = kv_.prefix_hits();
+  stats_.kv_blocks_cached = kv_.num_cached_blocks();
   stats_.preemptions = preemptions_;
   stats_.steps = steps_;
   stats_.generated_tokens = generated_;

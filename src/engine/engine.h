@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "engine/model_runner.h"
 #include "engine/request.h"
@@ -30,11 +31,16 @@ struct EngineStats {
   int64_t running = 0;
   int64_t kv_blocks_total = 0;
   int64_t kv_blocks_used = 0;
-  int64_t prefix_cache_hits = 0;     // blocks reused
+  int64_t kv_blocks_cached = 0;   // unreferenced blocks kept for prefix reuse
+  int64_t prefix_cache_hits = 0;  // blocks reused
   int64_t preemptions = 0;
   int64_t steps = 0;
   int64_t generated_tokens = 0;
-  double tokens_per_second = 0.0;    // generated, recent window
+  double tokens_per_second = 0.0;  // generated, recent window
+  int64_t prompt_tokens = 0;       // prompt tokens of the requests received
+  // The compute pool's cores and each one's worker CPU seconds (read when Stats() is called).
+  std::vector<int> cores;
+  std::vector<double> core_cpu_seconds;
 };
 
 class Engine {

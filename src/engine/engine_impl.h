@@ -83,6 +83,7 @@ class Engine::Impl {
   std::deque<Incoming> inbox_;
   std::vector<RequestId> cancels_;
   RequestId next_id_ = 1;
+  int64_t prompt_tokens_ = 0;
   EngineStats stats_;
 
   // Engine thread only.

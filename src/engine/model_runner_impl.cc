@@ -32,8 +32,11 @@ class ModelRunnerImpl : public ModelRunner {
   int64_t num_blocks() const override { return kv_.num_blocks(); }
   int64_t max_context() const override { return model_.config().max_position_embeddings; }
   void Forward(const Batch& batch, float* logits) override {
+    pool_.RecordCallerClock();  // a one-core pool's kernels run inline, never via RunOnAll
     model_.Forward(batch, kv_, pool_, logits);
   }
+  std::vector<int> cores() const override { return pool_.cores(); }
+  std::vector<double> CoreCpuSeconds() const override { return pool_.CpuSeconds(); }
 
  private:
   Model& model_;

@@ -20,7 +20,7 @@ struct LaunchConfig {
   std::vector<std::string> serve_args;  // every replica's `kiln serve` flags but port and cores
   CoreSets core_sets;                   // one per replica
   http::ServerOptions http;             // the front endpoint
-  std::string api_key;                  // guards the router's own /info and /metrics
+  std::string api_key;                  // guards the router's /info, /metrics, /v1/status
   std::string version = "0.1.0";
 
   Millis health_interval{1000};           // between probes of a ready replica

@@ -174,7 +174,8 @@ void ReplicaRouter::Route(http::Request request, std::shared_ptr<http::Exchange>
   if (get && (request.path == "/health" || request.path == "/ping" || request.path == "/")) {
     return ServeHealth(exchange);
   }
-  if (get && (request.path == "/info" || request.path == "/metrics")) {
+  if (get &&
+      (request.path == "/info" || request.path == "/metrics" || request.path == "/v1/status")) {
     if (!Authorized(request)) {
       http::Response r;
       r.status = 401;
@@ -183,6 +184,7 @@ void ReplicaRouter::Route(http::Request request, std::shared_ptr<http::Exchange>
           401, "authentication", "Unauthorized: send `Authorization: Bearer <api-key>`"));
       return exchange->Respond(std::move(r));
     }
+    if (request.path == "/v1/status") return ServeStatus(exchange);
     return request.path == "/info" ? ServeInfo(exchange) : ServeMetrics(exchange);
   }
   auto call =
@@ -265,7 +267,7 @@ void ReplicaRouter::ServeMetrics(const std::shared_ptr<http::Exchange>& exchange
   for (Replica& r : replicas) {
     if (!r.process || !r.probe) continue;
     ++gather->pending;
-    FetchText(*r.probe, "/metrics",
+    FetchText(*r.probe, "/metrics", config_.api_key,
               [gather, finish, index = r.index](int status, std::string body) {
                 if (status == 200) gather->texts[static_cast<size_t>(index)] = std::move(body);
                 if (--gather->pending == 0) finish();

@@ -1,9 +1,9 @@
 // The front of `kiln launch`: one HTTP endpoint with the API of `kiln serve`, in front of N
 // supervised replicas. It answers /health (ready while any replica is in rotation), /info
 // (a replica's, plus the replica count and core sets) and /metrics (its own kiln_router_*
-// counters and every replica's metrics with a `replica` label) itself, and proxies every other
-// route. All routing state lives on one loop thread; the HTTP server's I/O threads only post
-// to it.
+// counters and every replica's metrics with a `replica` label) and /v1/status (every
+// replica's, for kiln top) itself, and proxies every other route. All routing state lives on one
+// loop thread; the HTTP server's I/O threads only post to it.
 #pragma once
 
 #include <atomic>
@@ -52,6 +52,7 @@ class ReplicaRouter {
   void ServeHealth(const std::shared_ptr<http::Exchange>& exchange) const;
   void ServeInfo(const std::shared_ptr<http::Exchange>& exchange) const;
   void ServeMetrics(const std::shared_ptr<http::Exchange>& exchange);
+  void ServeStatus(const std::shared_ptr<http::Exchange>& exchange);  // router_status.cc
   bool Authorized(const http::Request& request) const;
   bool AnyAvailable() const;
   void ArmTick();

@@ -187,7 +187,7 @@ void Supervisor::Suspect(Replica& r) {
   if (r.state == ReplicaState::kReady) r.next_probe = Clock::now();
 }
 
-void FetchText(http::HttpClient& client, const std::string& target,
+void FetchText(http::HttpClient& client, const std::string& target, const std::string& api_key,
                std::function<void(int status, std::string body)> done) {
   auto body = std::make_shared<std::string>();
   http::StreamCallbacks cb;
@@ -198,6 +198,7 @@ void FetchText(http::HttpClient& client, const std::string& target,
   http::ClientRequest request;
   request.method = "GET";
   request.target = target;
+  if (!api_key.empty()) request.headers.emplace_back("Authorization", "Bearer " + api_key);
   client.Start(std::move(request), std::move(cb));
 }
 
@@ -205,11 +206,13 @@ void Supervisor::Get(Replica& r, const std::string& target,
                      std::function<void(Replica&, int, std::string)> done) {
   const uint64_t generation = r.generation;
   const int index = r.index;
-  FetchText(*r.probe, target, [this, generation, index, done](int status, std::string body) {
-    Replica& r = replicas_[static_cast<size_t>(index)];
-    if (r.generation != generation || !r.process) return;  // an answer of an older process
-    done(r, status, std::move(body));
-  });
+  FetchText(*r.probe, target, config_.api_key,
+            [this, generation, index, done](int status, std::string body) {
+              Replica& r = replicas_[static_cast<size_t>(index)];
+              if (r.generation != generation || !r.process)
+                return;  // an answer of an older process
+              done(r, status, std::move(body));
+            });
 }
 
 void Supervisor::Probe(Replica& r) {

@@ -16,8 +16,9 @@
 namespace kiln {
 
 // GET `target` on `client`; `done(status, body)` runs once on the loop thread, status 0 when
-// the request did not complete.
-void FetchText(http::HttpClient& client, const std::string& target,
+// the request did not complete. `api_key`, when set, is sent as a bearer token: the replicas
+// get the router's --api-key, so their /info, /metrics and /v1/status need it.
+void FetchText(http::HttpClient& client, const std::string& target, const std::string& api_key,
                std::function<void(int status, std::string body)> done);
 
 class Supervisor {

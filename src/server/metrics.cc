@@ -48,6 +48,25 @@ void Metrics::RequestSucceeded(const RequestTiming& t) {
   max_new_tokens_.Observe(static_cast<double>(t.max_new_tokens));
 }
 
+void Metrics::CountResponse(int status) {
+  responses_.fetch_add(1, std::memory_order_relaxed);
+  if (status >= 400 && status < 500) status_4xx_.fetch_add(1, std::memory_order_relaxed);
+  if (status >= 500) status_5xx_.fetch_add(1, std::memory_order_relaxed);
+  if (status == 429) status_429_.fetch_add(1, std::memory_order_relaxed);
+}
+
+StatusCounts Metrics::Counts(std::chrono::steady_clock::duration window) const {
+  StatusCounts c;
+  c.responses = responses_.load(std::memory_order_relaxed);
+  c.status_4xx = status_4xx_.load(std::memory_order_relaxed);
+  c.status_5xx = status_5xx_.load(std::memory_order_relaxed);
+  c.status_429 = status_429_.load(std::memory_order_relaxed);
+  c.generation_requests = requests_.load();
+  c.ttft = recent_ttft_.Quantiles(window);
+  c.itl = recent_itl_.Quantiles(window);
+  return c;
+}
+
 void Metrics::RequestFailed(std::string_view reason) {
   std::lock_guard<std::mutex> lock(failures_mu_);
   auto it = failures_.find(reason);

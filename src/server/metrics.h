@@ -12,6 +12,7 @@
 
 #include "engine/engine.h"
 #include "util/histogram.h"
+#include "util/recent_samples.h"
 
 namespace kiln {
 
@@ -36,6 +37,16 @@ struct ServerGauges {
   bool draining = false;
 };
 
+// Response counts by status class, and the recent latency percentiles (/v1/status).
+struct StatusCounts {
+  uint64_t responses = 0;  // every route's responses (a stream counts when it starts)
+  uint64_t status_4xx = 0;
+  uint64_t status_5xx = 0;
+  uint64_t status_429 = 0;  // also in status_4xx
+  uint64_t generation_requests = 0;
+  WindowQuantiles ttft, itl;
+};
+
 class Metrics {
  public:
   Metrics(int64_t max_input_tokens, int64_t max_total_tokens);
@@ -44,8 +55,17 @@ class Metrics {
   void RequestSucceeded(const RequestTiming& t);
   // `reason`: validation, overloaded, generation, incomplete, dropped, template, unavailable.
   void RequestFailed(std::string_view reason);
-  void ObserveTimeToFirstToken(double seconds) { ttft_.Observe(seconds); }
-  void ObserveInterTokenLatency(double seconds) { itl_.Observe(seconds); }
+  void ObserveTimeToFirstToken(double seconds) {
+    ttft_.Observe(seconds);
+    recent_ttft_.Observe(seconds);
+  }
+  void ObserveInterTokenLatency(double seconds) {
+    itl_.Observe(seconds);
+    recent_itl_.Observe(seconds);
+  }
+  void CountResponse(int status);
+  // Latency percentiles over the last `window`.
+  StatusCounts Counts(std::chrono::steady_clock::duration window) const;
 
   // The Prometheus text exposition (version 0.0.4).
   std::string Render(const EngineStats& engine, const ServerGauges& server) const;
@@ -58,6 +78,8 @@ class Metrics {
   Histogram duration_, validation_, queue_, inference_, time_per_token_;
   Histogram input_length_, generated_tokens_, max_new_tokens_;
   Histogram ttft_, itl_;
+  RecentSamples recent_ttft_, recent_itl_;
+  std::atomic<uint64_t> responses_{0}, status_4xx_{0}, status_5xx_{0}, status_429_{0};
 };
 
 }  // namespace kiln

@@ -110,6 +110,13 @@ json OperationalPaths() {
                                  {"content", {{"text/plain", {{"schema", {{"type", "string"}}}}}}}};
   paths["/metrics"]["get"] = metrics;
 
+  json status = Operation("Kiln", "status", "Live status for monitors (kiln top)");
+  status["responses"]["200"] = JsonResponse(
+      "Model, cores' CPU seconds, memory, KV cache, sequences, cumulative token and request "
+      "counts, TTFT/ITL p50/p95 over the last 60 s",
+      {{"type", "object"}});
+  paths["/v1/status"]["get"] = status;
+
   json models = Operation("OpenAI", "models", "The served model");
   models["responses"]["200"] = JsonResponse("Model list", Ref("ModelList"));
   paths["/v1/models"]["get"] = models;

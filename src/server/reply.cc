@@ -1,6 +1,7 @@
 #include "server/reply.h"
 
 #include "api/sse.h"
+#include "server/metrics.h"
 
 namespace kiln {
 
@@ -15,6 +16,7 @@ void RespondJson(const Reply& r, int status, std::string body, http::Headers ext
   res.headers = r.headers;
   for (auto& h : extra) res.headers.push_back(std::move(h));
   res.body = std::move(body);
+  if (r.metrics != nullptr) r.metrics->CountResponse(status);
   r.exchange->Respond(std::move(res));
 }
 
@@ -24,6 +26,7 @@ void RespondText(const Reply& r, int status, std::string content_type, std::stri
   res.content_type = std::move(content_type);
   res.headers = r.headers;
   res.body = std::move(body);
+  if (r.metrics != nullptr) r.metrics->CountResponse(status);
   r.exchange->Respond(std::move(res));
 }
 
@@ -37,6 +40,7 @@ void StartSse(const Reply& r) {
   http::Headers headers = r.headers;
   headers.emplace_back("Cache-Control", "no-cache");
   headers.emplace_back("X-Accel-Buffering", "no");
+  if (r.metrics != nullptr) r.metrics->CountResponse(200);
   r.exchange->StartStream(200, "text/event-stream", std::move(headers));
 }
 

@@ -13,10 +13,15 @@ namespace kiln {
 
 enum class ErrorStyle { kTgi, kOpenAi };
 
+class Metrics;
+
 struct Reply {
   std::shared_ptr<http::Exchange> exchange;
   http::Headers headers;  // added to every response
   ErrorStyle style = ErrorStyle::kTgi;
+  // Counts each response's status (/v1/status); null in tests that build replies by hand.
+  // Outlives the reply: it lives in the ServerState that every late caller shares.
+  Metrics* metrics = nullptr;
 };
 
 void RespondJson(const Reply& r, int status, std::string body, http::Headers extra = {});

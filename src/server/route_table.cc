@@ -40,6 +40,7 @@ RouteTable::RouteTable(ServerState& state) : state_(state) {
       {"GET", "/health", true, false, tgi, HandleHealth},
       {"GET", "/ping", true, false, tgi, HandleHealth},
       {"GET", "/info", false, false, tgi, HandleInfo},
+      {"GET", "/v1/status", false, false, tgi, HandleStatus},
       {"GET", "/metrics", false, false, tgi, HandleMetrics},
       {"GET", "/v1/models", false, false, oai, HandleModels},
       {"GET", "/docs", false, false, tgi, HandleDocs},
@@ -63,7 +64,7 @@ bool RouteTable::Authorized(const http::Request& request) const {
 
 void RouteTable::Handle(http::Request request, std::shared_ptr<http::Exchange> exchange) {
   const Clock::time_point arrival = Clock::now();
-  Reply reply{std::move(exchange), CorsHeaders(request), ErrorStyle::kTgi};
+  Reply reply{std::move(exchange), CorsHeaders(request), ErrorStyle::kTgi, &state_.metrics};
   const std::string method = request.method == "HEAD" ? "GET" : request.method;
   if (request.method == "OPTIONS") {
     http::Headers extra = {{"Allow", "GET, POST, OPTIONS"}};

@@ -31,6 +31,7 @@ void HandleModels(RouteContext& ctx);
 void HandleHealth(RouteContext& ctx);
 void HandleInfo(RouteContext& ctx);
 void HandleMetrics(RouteContext& ctx);
+void HandleStatus(RouteContext& ctx);  // status_route.cc: what `kiln top` shows
 void HandleDocs(RouteContext& ctx);
 void HandleOpenApi(RouteContext& ctx);
 

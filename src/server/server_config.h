@@ -19,6 +19,7 @@ struct ServerConfig {
   // The Kiln artifact the model was mapped from (cli/served_model.h), /info's "kiln_artifact";
   // null when the model was loaded from its source.
   nlohmann::json artifact_info;
+  int64_t weight_bytes = 0;  // size of the mapped weights file(s), for /v1/status
   api::ValidationLimits limits;
   int32_t max_concurrent_requests = 128;            // requests the engine runs at once
   int32_t max_queue = 0;                            // admitted requests waiting beyond those

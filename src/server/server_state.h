@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -35,6 +36,7 @@ struct ServerState : std::enable_shared_from_this<ServerState> {
   Admission admission;
   std::atomic<bool> draining{false};
   std::function<size_t()> connection_count;
+  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 }  // namespace kiln

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 
 namespace kiln {
 namespace {
@@ -55,14 +56,30 @@ bool PinCurrentThread(int core) {
 }
 
 ThreadPool::ThreadPool(const std::vector<int>& cores, bool pin)
-    : num_workers_(std::max<int>(1, static_cast<int>(cores.size()))) {
+    : num_workers_(std::max<int>(1, static_cast<int>(cores.size()))),
+      cores_(cores),
+      clocks_(static_cast<size_t>(num_workers_), clockid_t{-1}) {
   if (pin && !cores.empty()) caller_core_ = cores[0];
   for (int w = 1; w < num_workers_; ++w) {
     threads_.emplace_back([this, w, pin, core = cores[w]] {
       if (pin) PinCurrentThread(core);
       WorkerLoop(w);
     });
+    clockid_t clock;
+    if (pthread_getcpuclockid(threads_.back().native_handle(), &clock) == 0) clocks_[w] = clock;
   }
+}
+
+std::vector<double> ThreadPool::CpuSeconds() const {
+  std::vector<double> out(clocks_.size(), 0.0);
+  for (size_t w = 0; w < clocks_.size(); ++w) {
+    if (w == 0 && !caller_clock_set_.load(std::memory_order_acquire)) continue;
+    timespec ts;
+    if (clocks_[w] != clockid_t{-1} && clock_gettime(clocks_[w], &ts) == 0) {
+      out[w] = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+    }
+  }
+  return out;
 }
 
 ThreadPool::~ThreadPool() {
@@ -72,7 +89,16 @@ ThreadPool::~ThreadPool() {
   for (auto& t : threads_) t.join();
 }
 
+void ThreadPool::RecordCallerClock() {
+  // The engine thread runs every job: its clock is worker 0's (taken once).
+  if (caller_clock_set_.load(std::memory_order_relaxed)) return;
+  clockid_t clock;
+  if (pthread_getcpuclockid(pthread_self(), &clock) == 0) clocks_[0] = clock;
+  caller_clock_set_.store(true, std::memory_order_release);
+}
+
 void ThreadPool::PinCaller() {
+  RecordCallerClock();
   if (caller_core_ < 0 || pinned_caller_ == std::this_thread::get_id()) return;
   PinCurrentThread(caller_core_);
   pinned_caller_ = std::this_thread::get_id();

@@ -7,6 +7,8 @@
 // unbounded spin would keep a descheduled worker from running (the 3.5x slow-down of issue #6).
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -27,6 +29,16 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return num_workers_; }
+  // The core of each worker (empty when the pool was made unpinned from no core set).
+  const std::vector<int>& cores() const { return cores_; }
+  // CPU time (s) each worker thread has used, worker 0 being the caller that ran the pool:
+  // `kiln top` turns deltas of these into per-core utilization. Worker 0 reads 0 until the
+  // pool's first job. Thread-safe.
+  std::vector<double> CpuSeconds() const;
+  // Makes the calling thread worker 0 for CpuSeconds(). RunOnAll does it; callers that run a
+  // one-worker pool's work inline (kernels/parallel.h) call it themselves. One relaxed load
+  // after the first call.
+  void RecordCallerClock();
 
   // Runs fn(worker, num_workers) once on every worker, the caller being worker 0 (pinned to
   // cores[0] on its first call), and returns when all are done. Not reentrant: call it from one
@@ -62,6 +74,10 @@ class ThreadPool {
   void PinCaller();
 
   int num_workers_;
+  std::vector<int> cores_;
+  // Per-worker CPU clocks; worker 0's is set by the first RunOnAll/ParallelFor caller.
+  std::vector<clockid_t> clocks_;
+  std::atomic<bool> caller_clock_set_{false};
   int caller_core_ = -1;  // -1: do not pin the calling thread
   std::thread::id pinned_caller_;
   std::vector<std::thread> threads_;

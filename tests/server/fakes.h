@@ -103,6 +103,8 @@ class FakeEngine : public GenerationBackend {
     s.queued = static_cast<int64_t>(active_.size()) - s.running;
     s.kv_blocks_total = 100;
     s.kv_blocks_used = s.running * 2;
+    s.cores = {3, 5};
+    s.core_cpu_seconds = {1.25, 0.5};
     return s;
   }
 
