@@ -34,6 +34,7 @@ APT_PACKAGES=(
   # included, is in `nginx` itself; nginx-light is `nginx` plus the echo module.
   nginx
   libncurses-dev  # kiln top's terminal UI (ncursesw, src/top/)
+  libprotobuf-dev protobuf-compiler  # OTLP trace export (src/telemetry/otlp_trace.proto)
   tmux  # tests/integration/test_top.py runs kiln top in a detached tmux pane and reads the screen
 )
 

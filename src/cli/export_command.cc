@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/default_model.h"
+#include "cli/observability_flags.h"
 #include "export/exporter.h"
 #include "kernels/target.h"
 #include "util/error.h"
@@ -18,6 +19,7 @@ struct ExportFlags {
   std::string source;
   std::string output;
   ExportOptions options;
+  ObservabilityOptions observability;  // --json-output only
 };
 
 std::string Gib(uint64_t bytes) {
@@ -43,6 +45,7 @@ std::string OutputPath(const ExportFlags& f, const std::string& source_path) {
 }
 
 void RunExport(const ExportFlags& f) {
+  ApplyLogFlags(f.observability);
   const std::string source = ResolveModelId(f.source);
   const std::string out = OutputPath(f, source);
   log::Info(StrCat("exporting ", source, " (dtype ", f.options.dtype, ", target ", f.options.target,
@@ -92,6 +95,7 @@ void AddExportCommand(CLI::App& app) {
   cmd->add_option("--sequence-length", f->options.sequence_length,
                   "Static envelope: most tokens (prompt + generated) per sequence (0: none)")
       ->capture_default_str();
+  AddLogFlags(cmd, f->observability);
   cmd->callback([f] { RunExport(*f); });
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/observability_flags.h"
 #include "http/client/http_client.h"
 #include "router/core_split.h"
 #include "router/replica_router.h"
@@ -42,6 +43,7 @@ struct LaunchOptions {
   int64_t payload_limit = 2'000'000;
   double keep_alive_interval = 15.0;
   double graceful_termination_timeout = 90.0;
+  ObservabilityOptions observability;
 };
 
 Millis ToMillis(double seconds, const char* flag) {
@@ -79,6 +81,13 @@ std::vector<std::string> ServeArgs(const CLI::App& cmd, const LaunchOptions& o) 
     args.insert(args.end(),
                 {"--graceful-termination-timeout", std::to_string(o.graceful_termination_timeout)});
   }
+  const ObservabilityOptions& obs = o.observability;
+  if (obs.json_output) args.emplace_back("--json-output");
+  if (!obs.otlp_endpoint.empty()) {
+    args.insert(args.end(), {"--otlp-endpoint", obs.otlp_endpoint, "--otlp-service-name",
+                             obs.otlp_service_name});
+  }
+  if (obs.log_prompts) args.emplace_back("--log-prompts");
   for (const std::string& extra : cmd.remaining()) {
     KILN_CHECK(extra != "--cores" && extra.rfind("--cores=", 0) != 0,
                "kiln launch places the replicas itself: use --core-sets or --cores-per-replica, "
@@ -114,6 +123,8 @@ LaunchConfig MakeLaunchConfig(const CLI::App& cmd, const LaunchOptions& o) {
   c.prefix_affinity = o.prefix_affinity;
   c.prefix_affinity_chars = static_cast<size_t>(std::max(1, o.prefix_affinity_chars));
   c.prefix_affinity_slack = o.prefix_affinity_slack;
+  c.otlp_endpoint = o.observability.otlp_endpoint;
+  c.otlp_service_name = o.observability.otlp_service_name;
   return c;
 }
 
@@ -129,6 +140,7 @@ void RunLaunch(const CLI::App& cmd, const LaunchOptions& o) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // every thread started after inherits it
+  ApplyLogFlags(o.observability);
   http::RaiseOpenFileLimit();
   LaunchConfig config = MakeLaunchConfig(cmd, o);
   std::string sets;
@@ -205,6 +217,8 @@ void AddLaunchFlags(CLI::App* cmd, LaunchOptions& o) {
                   "Seconds requests in flight get after SIGTERM, then as long for the replicas")
       ->envname("GRACEFUL_TERMINATION_TIMEOUT")
       ->capture_default_str();
+  // The router's own lines and spans; passed on to every replica.
+  AddObservabilityFlags(cmd, o.observability);
 }
 
 }  // namespace

@@ -11,6 +11,21 @@
 #include "cli/top_command.h"
 #include "formats/kiln_artifact.h"
 #include "util/error.h"
+#include "util/log.h"
+
+namespace {
+
+// The last word of a failed command: text as always, or a JSON log line under --json-output
+// (every stderr line is then JSON).
+void ReportFailure(const char* kind, const char* what) {
+  if (kiln::log::CurrentFormat() == kiln::log::Format::kJson) {
+    kiln::log::Write(kiln::log::Level::kError, "kiln", what, {{"error", std::string_view(kind)}});
+  } else {
+    std::fprintf(stderr, "kiln: %s: %s\n", kind, what);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Kiln: LLM inference for CPUs (generate, serve, launch, export, cache, bench, top)",
@@ -30,13 +45,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const kiln::ArtifactError& e) {
     // A malformed or unusable Kiln artifact: its own code, so scripts can tell it apart.
-    std::fprintf(stderr, "kiln: error: %s\n", e.what());
+    ReportFailure("error", e.what());
     return 3;
   } catch (const kiln::Error& e) {
-    std::fprintf(stderr, "kiln: error: %s\n", e.what());
+    ReportFailure("error", e.what());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kiln: internal error: %s\n", e.what());
+    ReportFailure("internal error", e.what());
     return 2;
   }
   return 0;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/default_model.h"
+#include "cli/observability_flags.h"
 #include "cli/served_model.h"
 #include "engine/engine.h"
 #include "engine/model_runner_impl.h"
@@ -63,6 +64,7 @@ struct ServeOptions {
   double graceful_termination_timeout = 90.0;
   int io_threads = 2;
   bool no_prefix_caching = false;
+  ObservabilityOptions observability;
 };
 
 std::chrono::milliseconds Millis(double seconds) {
@@ -156,6 +158,9 @@ ServerConfig MakeServerConfig(const ServeOptions& o, const std::string& model_pa
   c.http.io_threads = o.io_threads;
   c.http.max_body_bytes = static_cast<size_t>(o.payload_limit);
   c.http.sse_keep_alive = Millis(o.keep_alive_interval);
+  c.otlp_endpoint = o.observability.otlp_endpoint;
+  c.otlp_service_name = o.observability.otlp_service_name;
+  c.log_prompts = o.observability.log_prompts;
   return c;
 }
 
@@ -216,6 +221,7 @@ void ServeUntilSignalled(Server& server, const sigset_t& signals,
 }
 
 void RunServe(CLI::App& cmd, ServeOptions o) {
+  ApplyLogFlags(o.observability);
   const sigset_t signals = BlockStopSignals();
   // Every connection, idle streams included, holds a descriptor: the soft limit is often 1024.
   http::RaiseOpenFileLimit();
@@ -368,6 +374,7 @@ void AddServeCommand(CLI::App& app) {
       "(/v1/chat/completions, /v1/completions), with Prometheus /metrics");
   AddServerFlags(cmd, *opt);
   AddLimitFlags(cmd, *opt);
+  AddObservabilityFlags(cmd, opt->observability);
   cmd->callback([cmd, opt] { RunServe(*cmd, *opt); });
 }
 

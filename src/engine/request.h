@@ -1,6 +1,7 @@
 // A generation request as the engine sees it: token ids and parameters, no JSON or HTTP.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,6 +47,9 @@ struct GenerationEvent {
   int32_t prompt_tokens = 0;
   int32_t generated_tokens = 0;  // of this choice so far
   uint64_t seed = 0;             // seed actually used (for details)
+  // When the choice was first scheduled into a step (its queue time ends there); zero when it
+  // never was (refused or cancelled while waiting).
+  std::chrono::steady_clock::time_point scheduled{};
 };
 
 }  // namespace kiln

@@ -70,6 +70,9 @@ void Scheduler::AdmitWaiting(int64_t& budget, std::vector<Sequence*>& running,
     const int64_t n = std::min(Remaining(s), budget);
     waiting.pop_front();
     s.state = SequenceState::kRunning;
+    if (s.first_scheduled == std::chrono::steady_clock::time_point()) {
+      s.first_scheduled = std::chrono::steady_clock::now();
+    }
     running.push_back(&s);
     plan.chunks.push_back({&s, n});
     budget -= n;

@@ -2,6 +2,7 @@
 // the engine thread; nothing here is shared with other threads.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -34,6 +35,8 @@ struct Sequence {
   int32_t generated = 0;
   SequenceState state = SequenceState::kWaiting;
   BlockTable blocks;
+  // When the scheduler first gave it a place in a step (end of its queue time); zero before.
+  std::chrono::steady_clock::time_point first_scheduled{};
 
   Sampler sampler;
   StopCriteria stop;

@@ -70,6 +70,12 @@ Connection::Connection(asio::ip::tcp::socket socket, std::shared_ptr<ServerShare
       keep_alive_timer_(strand_) {
   beast::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);  // SSE frames are small
+  const asio::ip::tcp::endpoint peer = socket_.remote_endpoint(ignored);
+  if (!ignored) {
+    const asio::ip::address a = peer.address();
+    peer_ = (a.is_v6() ? "[" + a.to_string() + "]" : a.to_string()) + ":" +
+            std::to_string(peer.port());
+  }
 }
 
 void Connection::Start() {
@@ -148,6 +154,7 @@ void Connection::Dispatch() {
   DisarmDeadline();
   const bool keep_alive = parser_->get().keep_alive();  // HTTP/1.0 and 1.1 rules
   Request request = ToRequest(parser_->release());
+  request.client = peer_;
   parser_.reset();
   if (buffer_.size() == 0 && buffer_.capacity() > kMaxBufferedAhead) buffer_.shrink_to_fit();
   uint64_t serial;

@@ -75,6 +75,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool AcceptsLocked(uint64_t serial, Phase phase) const;
 
   std::shared_ptr<ServerShared> shared_;
+  std::string peer_;  // "address:port", read once at accept
   const ServerOptions& options_;
   boost::asio::ip::tcp::socket socket_;
   boost::asio::any_io_executor strand_;

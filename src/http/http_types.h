@@ -18,6 +18,7 @@ struct Request {
   Headers headers;     // names lower-cased
   std::string body;
   int version = 11;  // 10 or 11
+  std::string client;  // the peer's "address:port" (access logs, traces)
 
   // Value of the first header named `lower_name`, or nullptr.
   const std::string* Header(std::string_view lower_name) const {

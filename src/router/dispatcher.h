@@ -53,6 +53,8 @@ class Dispatcher : public CallHost {
   const LaunchConfig& config() const { return config_; }
   RouterMetrics& metrics() override { return metrics_; }
   boost::asio::io_context& loop() override { return loop_; }
+  telemetry::SpanExporter* spans() override { return spans_; }
+  void set_spans(telemetry::SpanExporter* spans) { spans_ = spans; }
   Replica* replica(int index) override;
 
  private:
@@ -70,6 +72,7 @@ class Dispatcher : public CallHost {
   std::unordered_map<ProxyCall*, std::weak_ptr<ProxyCall>> live_;
   bool draining_ = false;
   bool stopping_ = false;
+  telemetry::SpanExporter* spans_ = nullptr;  // owned by the ReplicaRouter
 };
 
 }  // namespace kiln

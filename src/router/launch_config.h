@@ -22,6 +22,9 @@ struct LaunchConfig {
   http::ServerOptions http;             // the front endpoint
   std::string api_key;                  // guards the router's /info, /metrics, /v1/status
   std::string version = "0.1.0";
+  // Traces of the router's own span per request (the replicas get the same flags).
+  std::string otlp_endpoint;  // empty: none
+  std::string otlp_service_name = "kiln";
 
   Millis health_interval{1000};           // between probes of a ready replica
   Millis health_timeout{1000};            // a probe unanswered this long fails

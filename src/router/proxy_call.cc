@@ -37,7 +37,8 @@ ProxyCall::ProxyCall(CallHost& host, http::Request request,
       exchange_(std::move(exchange)),
       arrival_(arrival),
       generation_(IsGenerationRoute(request_)),
-      openai_(request_.path.rfind("/v1/", 0) == 0) {}
+      openai_(request_.path.rfind("/v1/", 0) == 0),
+      trace_(request_, arrival, host.spans()) {}
 
 bool ProxyCall::Excluded(const Replica& r) const {
   for (const auto& [index, generation] : failed_on_) {
@@ -72,8 +73,10 @@ void ProxyCall::SendTo(Replica& r) {
   upstream.target = request_.target;
   upstream.body = request_.body;
   for (const auto& [name, value] : request_.headers) {
+    if (name == "x-request-id" || name == "traceparent") continue;  // ours replace them
     if (name == "content-type" || !HopByHop(name)) upstream.headers.emplace_back(name, value);
   }
+  for (auto& h : trace_.BeginAttempt(r.index)) upstream.headers.push_back(std::move(h));
   auto self = shared_from_this();
   http::StreamCallbacks cb;
   cb.on_head = [self](const http::ReceivedHead& head, Clock::time_point) { self->OnHead(head); };
@@ -104,6 +107,7 @@ void ProxyCall::OnBody(std::string_view bytes, Clock::time_point arrived) {
 
 void ProxyCall::StartStream() {
   exchange_started_ = true;
+  status_ = head_.status;
   exchange_->StartStream(head_.status, ContentType(), ResponseHeaders());
 }
 
@@ -116,6 +120,7 @@ void ProxyCall::OnEnd(const http::StreamOutcome& outcome) {
   // this callback has returned.
   boost::asio::post(host_.loop(), [client = std::move(attempt.client)] {});
   host_.Released(attempt.replica, attempt.generation, generation_);
+  trace_.EndAttempt(outcome.end == http::StreamEnd::kComplete ? head_.status : 0);
   if (client_gone_ || finished_) return Finish();
   Replica* r = host_.replica(attempt.replica);
   const bool complete = outcome.end == http::StreamEnd::kComplete;
@@ -148,7 +153,7 @@ void ProxyCall::OnEnd(const http::StreamOutcome& outcome) {
 
 void ProxyCall::RelayWhole() {
   http::Response response;
-  response.status = head_.status;
+  response.status = status_ = head_.status;
   response.content_type = ContentType();
   response.headers = ResponseHeaders();
   response.body = std::move(body_);
@@ -165,8 +170,9 @@ void ProxyCall::EndStreamWithError(const std::string& why) {
 void ProxyCall::Fail(const api::ApiError& error) {
   if (finished_) return;
   http::Response response;
-  response.status = error.status();
+  response.status = status_ = error.status();
   response.body = ErrorJson(error);
+  response.headers.emplace_back("x-request-id", trace_.request_id());
   if (error.status() == 429) response.headers.emplace_back("Retry-After", "1");
   exchange_->Respond(std::move(response));
   Finish();
@@ -184,6 +190,7 @@ void ProxyCall::ClientGone() {
 void ProxyCall::Finish() {
   if (finished_) return;
   finished_ = true;
+  trace_.Finish(status_, last_replica_, attempts_);
   host_.Finished(this);
 }
 

@@ -20,7 +20,9 @@
 #include "http/client/http_client.h"
 #include "http/exchange.h"
 #include "http/http_types.h"
+#include "router/call_trace.h"
 #include "router/router_metrics.h"
+#include "telemetry/span_exporter.h"
 
 namespace kiln {
 
@@ -43,6 +45,8 @@ class CallHost {
   virtual RouterCounters& counters() = 0;
   virtual RouterMetrics& metrics() = 0;
   virtual boost::asio::io_context& loop() = 0;
+  // The router's span exporter, or null when it does not trace.
+  virtual telemetry::SpanExporter* spans() = 0;
 };
 
 class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
@@ -112,6 +116,8 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   bool streaming_ = false;         // relaying chunk by chunk
   bool exchange_started_ = false;  // the client has the head: no retry from here on
   int last_replica_ = -1;
+  int status_ = 0;  // what the client was answered; 0 until then
+  CallTrace trace_;
   bool client_gone_ = false;
   bool finished_ = false;
 };

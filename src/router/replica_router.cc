@@ -7,6 +7,7 @@
 #include "api/api_error.h"
 #include "router/metrics_merge.h"
 #include "router/prefix_key.h"
+#include "telemetry/exporter_metrics.h"
 #include "util/bearer_token.h"
 #include "util/core_set.h"
 #include "util/error.h"
@@ -40,6 +41,15 @@ ReplicaRouter::ReplicaRouter(LaunchConfig config)
   hooks.on_available = [this](Replica&) { dispatcher_->Pump(); };
   supervisor_ = std::make_unique<Supervisor>(loop_, config_, std::move(hooks));
   dispatcher_ = std::make_unique<Dispatcher>(loop_, config_, *supervisor_, metrics_);
+  if (!config_.otlp_endpoint.empty()) {
+    telemetry::ExporterOptions o;
+    o.endpoint = config_.otlp_endpoint;
+    o.service_name = config_.otlp_service_name;
+    o.resource_attributes = {{"service.version", config_.version},
+                             {"kiln.role", std::string("router")}};
+    spans_ = std::make_unique<telemetry::SpanExporter>(std::move(o));
+    dispatcher_->set_spans(spans_.get());
+  }
   http::ServerOptions options = config_.http;
   options.error_response = [](int status, const std::string& message) {
     http::Response r;
@@ -146,6 +156,7 @@ void ReplicaRouter::Stop() {
   }
   dispatcher_.reset();
   supervisor_.reset();
+  if (spans_ != nullptr) spans_->Shutdown(std::chrono::seconds(2));
 }
 
 void ReplicaRouter::Handle(http::Request request, std::shared_ptr<http::Exchange> exchange) {
@@ -251,6 +262,7 @@ void ReplicaRouter::ServeMetrics(const std::shared_ptr<http::Exchange>& exchange
   g.connections = static_cast<int64_t>(http_->connection_count());
   g.draining = draining_;
   gather->own = metrics_.Render(supervisor_->replicas(), dispatcher_->counters(), g);
+  if (spans_ != nullptr) telemetry::AppendExporterMetrics(gather->own, spans_->counters());
   auto& replicas = supervisor_->replicas();
   gather->texts.resize(replicas.size());
   auto finish = [gather] {

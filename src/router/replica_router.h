@@ -21,6 +21,7 @@
 #include "router/launch_config.h"
 #include "router/router_metrics.h"
 #include "router/supervisor.h"
+#include "telemetry/span_exporter.h"
 
 namespace kiln {
 
@@ -66,6 +67,7 @@ class ReplicaRouter {
   boost::asio::steady_timer tick_;
   std::thread loop_thread_;
   RouterMetrics metrics_;
+  std::unique_ptr<telemetry::SpanExporter> spans_;  // with --otlp-endpoint
   std::unique_ptr<Supervisor> supervisor_;
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<http::HttpServer> http_;

@@ -94,6 +94,7 @@ void Supervisor::Spawn(Replica& r, Clock::time_point now) {
   spec.args.insert(spec.args.end(), config_.serve_args.begin(), config_.serve_args.end());
   spec.cpus = r.cores;
   spec.log_prefix = StrCat("[replica ", r.index, "] ");
+  spec.json_fields = StrCat("\"replica\":", r.index);
   r.process = std::make_unique<ChildProcess>(spec);
   ++r.generation;
   const http::Url url{"127.0.0.1", r.port, "/"};

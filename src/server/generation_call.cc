@@ -1,5 +1,6 @@
 #include "server/generation_call.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "util/error.h"
@@ -26,6 +27,25 @@ std::vector<api::TokenInfo> Alternatives(const std::vector<TopToken>& top) {
   out.reserve(top.size());
   for (const TopToken& t : top) out.push_back({t.id, t.text, t.logprob, t.special});
   return out;
+}
+
+// The request's parameters as span attributes (TGI records them on its generate span).
+std::vector<telemetry::Attribute> SpanParameters(const GenerationRequest& r) {
+  const SamplingParams& s = r.sampling;
+  std::vector<telemetry::Attribute> a = {
+      {"gen_ai.request.max_tokens", int64_t{r.stop.max_new_tokens}},
+      {"kiln.request.do_sample", s.do_sample},
+      {"kiln.request.n", int64_t{r.n}}};
+  if (s.do_sample) {
+    a.push_back({"gen_ai.request.temperature", double{s.temperature}});
+    if (s.top_p < 1.0f) a.push_back({"gen_ai.request.top_p", double{s.top_p}});
+    if (s.top_k > 0) a.push_back({"gen_ai.request.top_k", int64_t{s.top_k}});
+  }
+  if (s.repetition_penalty != 1.0f) {
+    a.push_back({"kiln.request.repetition_penalty", double{s.repetition_penalty}});
+  }
+  if (s.seed) a.push_back({"gen_ai.request.seed", static_cast<int64_t>(*s.seed)});
+  return a;
 }
 
 }  // namespace
@@ -75,6 +95,7 @@ GenerationCall::~GenerationCall() {
 void GenerationCall::Submit(std::vector<GenerationRequest> requests) {
   n_ = requests.empty() ? 1 : std::max(1, requests[0].n);
   choices_.resize(requests.size() * static_cast<size_t>(n_));
+  if (!requests.empty()) parameters_ = SpanParameters(requests[0]);
   for (const GenerationRequest& r : requests) {
     prompt_sizes_.push_back(static_cast<int32_t>(r.prompt.size()));
     max_new_tokens_.push_back(r.stop.max_new_tokens);
@@ -99,6 +120,7 @@ void GenerationCall::Submit(std::vector<GenerationRequest> requests) {
   reply_.exchange->OnClose([weak] {
     if (auto call = weak.lock(); call && !call->done_) {
       call->CancelAll();
+      call->Record("cancelled");
       call->state_.metrics.RequestFailed("dropped");
     }
   });
@@ -152,6 +174,10 @@ void GenerationCall::Take(int32_t sub, GenerationEvent& event, Clock::time_point
     }
     c.last_token = last_token_ = at;
   }
+  if (event.scheduled != Clock::time_point() &&
+      (scheduled_ == Clock::time_point() || event.scheduled < scheduled_)) {
+    scheduled_ = event.scheduled;
+  }
   c.seed = event.seed;
   c.prompt_tokens = prompt_sizes_[sub];
   if (event.finish) {
@@ -166,13 +192,29 @@ void GenerationCall::Take(int32_t sub, GenerationEvent& event, Clock::time_point
 
 void GenerationCall::Finish() {
   done_ = true;
+  finished_ = Clock::now();
   if (std::optional<api::ApiError> failure = Failure()) {
     state_.metrics.RequestFailed(failure->status() == 424 ? "generation" : "incomplete");
   } else {
     state_.metrics.RequestSucceeded(Timing());
   }
   permit_.Release();
+  Record(choices_.empty() ? "" : TgiFinishReason(choices_[0].finish));
   OnAllFinished();
+}
+
+void GenerationCall::Record(std::string finish_reason) {
+  if (reply_.record == nullptr) return;
+  GenerationSummary g;
+  g.timing = Timing();
+  g.submitted = submitted_;
+  g.scheduled = scheduled_;
+  g.first_token = first_token_;
+  g.last_token = last_token_;
+  g.finish_reason = std::move(finish_reason);
+  g.ended = finished_ != Clock::time_point() ? finished_ : Clock::now();
+  g.parameters = parameters_;
+  reply_.record->SetGeneration(std::move(g));
 }
 
 void GenerationCall::CancelAll() {
@@ -211,13 +253,18 @@ int64_t GenerationCall::completion_tokens_total() const {
 
 RequestTiming GenerationCall::Timing() const {
   RequestTiming t;
-  const Clock::time_point now = Clock::now();
+  const Clock::time_point zero{};
+  const Clock::time_point now = finished_ != zero ? finished_ : Clock::now();
   t.total = Seconds(now - arrival_);
   t.validation = Seconds(submitted_ - arrival_);
-  const Clock::time_point first = first_token_ == Clock::time_point() ? now : first_token_;
-  const Clock::time_point last = last_token_ == Clock::time_point() ? now : last_token_;
-  t.queue = Seconds(first - submitted_);
-  t.inference = Seconds(last - submitted_);
+  const Clock::time_point first = first_token_ == zero ? now : first_token_;
+  const Clock::time_point last = last_token_ == zero ? now : last_token_;
+  // A request cancelled or refused before its first step: all of its wait was queue.
+  const Clock::time_point scheduled = scheduled_ == zero ? std::min(first, now) : scheduled_;
+  t.queue = Seconds(scheduled - submitted_);
+  t.inference = Seconds(last - scheduled);
+  t.prefill = Seconds(first - scheduled);
+  t.decode = Seconds(last - first);
   t.input_tokens = prompt_tokens_total();
   t.generated_tokens = completion_tokens_total();
   for (int32_t m : max_new_tokens_) t.max_new_tokens += m;

@@ -19,6 +19,7 @@
 #include "server/admission.h"
 #include "server/metrics.h"
 #include "server/reply.h"
+#include "server/request_record.h"
 #include "server/server_state.h"
 
 namespace kiln {
@@ -88,10 +89,13 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   void Take(int32_t sub, GenerationEvent& event, Clock::time_point at);
   void Finish();
   void CancelAll();
+  // Hands the request's figures to its access-log line and spans.
+  void Record(std::string finish_reason);
 
   Admission::Permit permit_;
   const Clock::time_point arrival_;
-  Clock::time_point submitted_, first_token_, last_token_;
+  Clock::time_point submitted_, scheduled_, first_token_, last_token_, finished_;
+  std::vector<telemetry::Attribute> parameters_;  // of the first request, for its span
   const bool keep_tokens_;
   const bool streaming_;
   int32_t n_ = 1;

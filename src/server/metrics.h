@@ -18,11 +18,13 @@ namespace kiln {
 
 // Durations in seconds of one finished request.
 struct RequestTiming {
+  // TGI's split: validation + queue + inference = total (up to the response's own write).
   double total = 0.0;       // arrival -> last event
   double validation = 0.0;  // arrival -> submitted (parse, template, tokenize)
-  double queue = 0.0;       // submitted -> first token (includes prefill: the engine API does
-                            // not report when a request is scheduled)
-  double inference = 0.0;   // submitted -> last token
+  double queue = 0.0;       // submitted -> first scheduled into an engine step
+  double inference = 0.0;   // first scheduled -> last token (prefill + decode)
+  double prefill = 0.0;     // first scheduled -> first token
+  double decode = 0.0;      // first token -> last token
   int64_t input_tokens = 0;
   int64_t generated_tokens = 0;
   int64_t max_new_tokens = 0;

@@ -3,6 +3,7 @@
 #include "api/json_output.h"
 #include "server/openapi.h"
 #include "server/routes.h"
+#include "telemetry/exporter_metrics.h"
 
 namespace kiln {
 
@@ -48,8 +49,9 @@ void HandleMetrics(RouteContext& ctx) {
   g.max_batch_total_tokens = s.config.max_batch_total_tokens;
   g.connections = s.connection_count ? static_cast<int64_t>(s.connection_count()) : 0;
   g.draining = s.draining;
-  RespondText(ctx.reply, 200, "text/plain; version=0.0.4; charset=utf-8",
-              s.metrics.Render(s.backend->Stats(), g));
+  std::string text = s.metrics.Render(s.backend->Stats(), g);
+  if (s.spans != nullptr) telemetry::AppendExporterMetrics(text, s.spans->counters());
+  RespondText(ctx.reply, 200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
 }
 
 void HandleOpenApi(RouteContext& ctx) {

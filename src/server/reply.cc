@@ -2,6 +2,7 @@
 
 #include "api/sse.h"
 #include "server/metrics.h"
+#include "server/request_record.h"
 
 namespace kiln {
 
@@ -17,6 +18,7 @@ void RespondJson(const Reply& r, int status, std::string body, http::Headers ext
   for (auto& h : extra) res.headers.push_back(std::move(h));
   res.body = std::move(body);
   if (r.metrics != nullptr) r.metrics->CountResponse(status);
+  if (r.record != nullptr) r.record->SetStatus(status);
   r.exchange->Respond(std::move(res));
 }
 
@@ -27,6 +29,7 @@ void RespondText(const Reply& r, int status, std::string content_type, std::stri
   res.headers = r.headers;
   res.body = std::move(body);
   if (r.metrics != nullptr) r.metrics->CountResponse(status);
+  if (r.record != nullptr) r.record->SetStatus(status);
   r.exchange->Respond(std::move(res));
 }
 
@@ -41,6 +44,7 @@ void StartSse(const Reply& r) {
   headers.emplace_back("Cache-Control", "no-cache");
   headers.emplace_back("X-Accel-Buffering", "no");
   if (r.metrics != nullptr) r.metrics->CountResponse(200);
+  if (r.record != nullptr) r.record->SetStatus(200);
   r.exchange->StartStream(200, "text/event-stream", std::move(headers));
 }
 

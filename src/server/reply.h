@@ -14,6 +14,7 @@ namespace kiln {
 enum class ErrorStyle { kTgi, kOpenAi };
 
 class Metrics;
+class RequestRecord;
 
 struct Reply {
   std::shared_ptr<http::Exchange> exchange;
@@ -22,6 +23,8 @@ struct Reply {
   // Counts each response's status (/v1/status); null in tests that build replies by hand.
   // Outlives the reply: it lives in the ServerState that every late caller shares.
   Metrics* metrics = nullptr;
+  // The request's access-log line and spans (request_record.h); null in such tests too.
+  std::shared_ptr<RequestRecord> record;
 };
 
 void RespondJson(const Reply& r, int status, std::string body, http::Headers extra = {});

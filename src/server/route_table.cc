@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "api/api_error.h"
+#include "server/request_record.h"
 #include "util/bearer_token.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -64,7 +65,10 @@ bool RouteTable::Authorized(const http::Request& request) const {
 
 void RouteTable::Handle(http::Request request, std::shared_ptr<http::Exchange> exchange) {
   const Clock::time_point arrival = Clock::now();
-  Reply reply{std::move(exchange), CorsHeaders(request), ErrorStyle::kTgi, &state_.metrics};
+  auto record = std::make_shared<RequestRecord>(state_.shared_from_this(), request, arrival);
+  Reply reply{std::move(exchange), CorsHeaders(request), ErrorStyle::kTgi, &state_.metrics,
+              record};
+  reply.headers.emplace_back("x-request-id", record->request_id());
   const std::string method = request.method == "HEAD" ? "GET" : request.method;
   if (request.method == "OPTIONS") {
     http::Headers extra = {{"Allow", "GET, POST, OPTIONS"}};
@@ -93,6 +97,7 @@ void RouteTable::Handle(http::Request request, std::shared_ptr<http::Exchange> e
     return RespondError(reply, api::ApiError(404, "not_found", "Not Found: " + request.path));
   }
   reply.style = match->style;
+  record->SetRoute(match->path, match->generation);
   if (!match->public_route && !Authorized(request)) {
     return RespondJson(
         reply, 401,

@@ -26,6 +26,14 @@ Server::Server(ServerConfig config, GenerationBackend& backend, const Tokenizer*
     : state_(std::make_shared<ServerState>(std::move(config), &backend, tokenizer,
                                            std::move(chat_template))),
       route_table_(*state_) {
+  if (!state_->config.otlp_endpoint.empty()) {
+    telemetry::ExporterOptions o;
+    o.endpoint = state_->config.otlp_endpoint;
+    o.service_name = state_->config.otlp_service_name;
+    o.resource_attributes = {{"service.version", state_->config.version},
+                             {"kiln.model", state_->config.model_id}};
+    state_->spans = std::make_shared<telemetry::SpanExporter>(std::move(o));
+  }
   http::ServerOptions options = state_->config.http;
   options.error_response = HttpLayerError;
   http_ = std::make_unique<http::HttpServer>(
@@ -35,7 +43,12 @@ Server::Server(ServerConfig config, GenerationBackend& backend, const Tokenizer*
   state_->connection_count = [this] { return http_->connection_count(); };
 }
 
-Server::~Server() { Stop(); }
+// Spans of requests that ended late (the engine finished them after Stop) are sent too: the
+// exporter flushes here, for at most 2 s.
+Server::~Server() {
+  Stop();
+  if (state_->spans != nullptr) state_->spans->Shutdown(std::chrono::seconds(2));
+}
 
 void Server::Start() { http_->Start(); }
 

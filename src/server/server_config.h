@@ -30,6 +30,11 @@ struct ServerConfig {
   std::vector<std::string> cors_allow_origins;      // empty: no CORS headers; "*" allows any
   std::chrono::milliseconds drain_timeout{90'000};  // TGI's graceful termination timeout
   http::ServerOptions http;
+  // Traces: OTLP/HTTP endpoint (empty: none) and the resource's service.name.
+  std::string otlp_endpoint;
+  std::string otlp_service_name = "kiln";
+  // Access-log lines carry the request body (prompts); a debugging aid, off by default.
+  bool log_prompts = false;
 };
 
 }  // namespace kiln

@@ -13,6 +13,7 @@
 #include "server/generation_backend.h"
 #include "server/metrics.h"
 #include "server/server_config.h"
+#include "telemetry/span_exporter.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kiln {
@@ -36,6 +37,8 @@ struct ServerState : std::enable_shared_from_this<ServerState> {
   Admission admission;
   std::atomic<bool> draining{false};
   std::function<size_t()> connection_count;
+  // Set by kiln::Server before it serves when config.otlp_endpoint is set; else null.
+  std::shared_ptr<telemetry::SpanExporter> spans;
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 

@@ -15,6 +15,7 @@
 #include <filesystem>
 
 #include "util/error.h"
+#include "util/log.h"
 
 namespace kiln {
 namespace {
@@ -66,7 +67,7 @@ ChildProcess::ChildProcess(const ChildSpec& spec) {
   }
   if (pid_ == 0) ExecChild(argv.data(), spec.cpus.empty() ? nullptr : &cpus, pipe_fds[1], parent);
   close(pipe_fds[1]);
-  relay_ = std::thread(&ChildProcess::Relay, this, pipe_fds[0], spec.log_prefix);
+  relay_ = std::thread(&ChildProcess::Relay, this, pipe_fds[0], spec);
 }
 
 ChildProcess::~ChildProcess() {
@@ -106,7 +107,21 @@ std::string ChildProcess::Tail() const {
   return out;
 }
 
-void ChildProcess::Relay(int fd, std::string prefix) {
+std::string RelayedLine(const ChildSpec& spec, const std::string& line) {
+  if (log::CurrentFormat() != log::Format::kJson) return spec.log_prefix + line;
+  std::string object = line;
+  if (line.size() < 2 || line.front() != '{' || line.back() != '}') {
+    const int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    object = log::FormatLine(log::Format::kJson, log::Level::kInfo, "kiln::child", line, {}, now);
+  }
+  if (spec.json_fields.empty()) return object;
+  if (object == "{}") return "{" + spec.json_fields + "}";
+  return "{" + spec.json_fields + "," + object.substr(1);
+}
+
+void ChildProcess::Relay(int fd, ChildSpec spec) {
   std::string line;
   char buf[4096];
   for (;;) {
@@ -126,7 +141,7 @@ void ChildProcess::Relay(int fd, std::string prefix) {
         line += buf[i];
         continue;
       }
-      std::fprintf(stderr, "%s%s\n", prefix.c_str(), line.c_str());
+      std::fprintf(stderr, "%s\n", RelayedLine(spec, line).c_str());
       std::lock_guard<std::mutex> lock(tail_mu_);
       tail_.push_back(std::move(line));
       if (tail_.size() > kTailLines) tail_.pop_front();
@@ -134,7 +149,7 @@ void ChildProcess::Relay(int fd, std::string prefix) {
     }
   }
   if (!line.empty()) {
-    std::fprintf(stderr, "%s%s\n", prefix.c_str(), line.c_str());
+    std::fprintf(stderr, "%s\n", RelayedLine(spec, line).c_str());
     std::lock_guard<std::mutex> lock(tail_mu_);
     tail_.push_back(std::move(line));
   }

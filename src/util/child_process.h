@@ -22,7 +22,13 @@ struct ChildSpec {
   std::vector<std::string> args;  // argv[1..]
   std::vector<int> cpus;          // affinity mask; empty: inherit ours
   std::string log_prefix;         // put before every relayed line, e.g. "[replica 0] "
+  // Under JSON logs (log::Format::kJson) the prefix is left off: JSON lines get these members
+  // added instead (e.g. "\"replica\":0"), and other lines become JSON log lines with them.
+  std::string json_fields;
 };
+
+// A line of the child's output as this process relays it (without the newline).
+std::string RelayedLine(const ChildSpec& spec, const std::string& line);
 
 class ChildProcess {
  public:
@@ -44,7 +50,7 @@ class ChildProcess {
   std::string Tail() const;
 
  private:
-  void Relay(int fd, std::string prefix);
+  void Relay(int fd, ChildSpec spec);
 
   pid_t pid_ = -1;
   std::optional<int> status_;

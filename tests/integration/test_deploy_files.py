@@ -263,6 +263,32 @@ def test_runtime_packages_cover_the_binarys_libraries(kiln_paths):
         assert package in installed, f"{lib} is in {package}, which the image lacks"
 
 
+def test_build_stage_has_each_linked_librarys_dev_package(kiln_paths):
+    """The build stage installs the development package of every library `kiln` links: the
+    package that ships its unversioned `libX.so` (the link-time name), e.g. libncurses-dev
+    for libncursesw.so.6. The C and C++ runtimes come with build-essential."""
+    exe, _ = kiln_paths
+    if shutil.which("ldd") is None or shutil.which("dpkg") is None:
+        unavailable("ldd or dpkg missing")
+    libs = re.findall(r"=> (/\S+)", subprocess.run(["ldd", str(exe)], capture_output=True,
+                                                    text=True, check=True).stdout)
+    ins = dockerfile_instructions()
+    build = ins[:[i for i, _ in ins].index("FROM", 1)]
+    installed = {p for i, a in build if i == "RUN" and "apt-get install" in a
+                 for p in apt_installs(a)}
+    runtimes = ("libc.so", "libm.so", "libgcc_s.so", "libstdc++.so", "ld-linux", "libmvec.so")
+    for lib in libs:
+        name = os.path.basename(lib)
+        if name.startswith(runtimes):
+            continue
+        link_name = name.split(".so", 1)[0] + ".so"
+        found = subprocess.run(["dpkg", "-S", f"*/{link_name}"], capture_output=True,
+                               text=True).stdout.splitlines()
+        dev = {line.split(":")[0] for line in found if line.endswith("/" + link_name)}
+        assert dev, f"{lib}: no installed package ships {link_name}"
+        assert dev & installed, f"{lib}: the build stage lacks {sorted(dev)} ({link_name})"
+
+
 def test_healthcheck_script_against_kiln_serve(start_server):
     bash = shutil.which("bash")
     server = start_server("--kv-cache-memory", "0.25")
