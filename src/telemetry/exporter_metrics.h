@@ -9,8 +9,7 @@
 namespace kiln::telemetry {
 
 inline void AppendExporterMetrics(std::string& out, const ExporterCounters& c) {
-  const auto metric = [&out](const char* name, const char* type, const char* help,
-                             uint64_t value) {
+  const auto metric = [&out](const char* name, const char* type, const char* help, uint64_t value) {
     out += "# HELP ";
     out += name;
     out += ' ';

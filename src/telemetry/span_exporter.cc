@@ -1,10 +1,11 @@
 #include "telemetry/span_exporter.h"
 
-#include <boost/asio/io_context.hpp>
 #include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "http/client/http_client.h"
@@ -131,15 +132,19 @@ class SpanExporter::Impl {
       if (!queue_.empty()) oldest_ = Clock::now();
       std::chrono::milliseconds timeout = options_.export_timeout;
       if (stopping_) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            shutdown_deadline_ - Clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(shutdown_deadline_ -
+                                                                                Clock::now());
         timeout = std::max(std::chrono::milliseconds(1), std::min(timeout, left));
       }
       lock.unlock();
       std::string error;
       const bool ok = Send(client, batch, timeout, error);
       lock.lock();
-      Account(ok, batch.size(), error);
+      if (std::optional<Warning> w = Account(ok, batch.size(), error)) {
+        lock.unlock();  // stderr may block; Export must not wait on it
+        Warn(*w);
+        lock.lock();
+      }
     }
     // Whatever is left (abandoned at the deadline) is dropped.
     dropped_ += queue_.size();
@@ -204,24 +209,37 @@ class SpanExporter::Impl {
     }
   }
 
-  // Under mu_.
-  void Account(bool ok, size_t spans, const std::string& error) {
+  struct Warning {
+    std::string error;
+    uint64_t dropped;
+  };
+
+  // Under mu_. A warning to log (without mu_) when spans were lost and none was logged for a
+  // minute: failed exports, or a queue that overflowed while exports succeed.
+  std::optional<Warning> Account(bool ok, size_t spans, const std::string& error) {
     if (ok) {
       exported_ += spans;
-      return;
+    } else {
+      ++failed_exports_;
+      dropped_ += spans;
+      dropped_since_warning_ += spans;
     }
-    ++failed_exports_;
-    dropped_ += spans;
-    dropped_since_warning_ += spans;
+    if (dropped_since_warning_ == 0) return std::nullopt;
     const Clock::time_point now = Clock::now();
-    if (last_warning_ == Clock::time_point() || now - last_warning_ >= kWarnEvery) {
-      last_warning_ = now;
-      log::Write(log::Level::kWarn, "kiln::telemetry", "span export failed; spans dropped",
-                 {{"endpoint", std::string_view(options_.endpoint)},
-                  {"error", std::string_view(error)},
-                  {"dropped", static_cast<int64_t>(dropped_since_warning_)}});
-      dropped_since_warning_ = 0;
+    if (last_warning_ != Clock::time_point() && now - last_warning_ < kWarnEvery) {
+      return std::nullopt;
     }
+    last_warning_ = now;
+    Warning w{ok ? "export queue full" : error, dropped_since_warning_};
+    dropped_since_warning_ = 0;
+    return w;
+  }
+
+  void Warn(const Warning& w) const {
+    log::Write(log::Level::kWarn, "kiln::telemetry", "spans dropped",
+               {{"endpoint", std::string_view(options_.endpoint)},
+                {"error", std::string_view(w.error)},
+                {"dropped_since_last_warning", static_cast<int64_t>(w.dropped)}});
   }
 
   const ExporterOptions options_;

@@ -21,8 +21,8 @@ struct ExporterOptions {
   std::string service_name = "kiln";  // resource attribute service.name
   // Further resource attributes (service.version, service.instance.id, ...).
   std::vector<Attribute> resource_attributes;
-  size_t max_queue_spans = 4096;  // spans waiting to be sent; more are dropped
-  size_t max_batch_spans = 512;   // spans per export request
+  size_t max_queue_spans = 4096;                   // spans waiting to be sent; more are dropped
+  size_t max_batch_spans = 512;                    // spans per export request
   std::chrono::milliseconds flush_interval{1000};  // a partial batch waits at most this long
   std::chrono::milliseconds export_timeout{5000};  // one export request, connect included
 };

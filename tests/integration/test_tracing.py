@@ -137,8 +137,8 @@ def test_launch_router_and_replica_spans_share_one_trace(kiln_paths, receiver):
         replica = request_span(spans, trace_id)
         assert replica.parent_span_id == attempts[0].span_id
         assert replica.attributes["kiln.request_id"] == "through-router-1"
-        # Two processes, each converting its steady clock to wall time once: 1 ms of slack.
-        assert router[0].start - 10**6 <= replica.start and replica.end <= router[0].end + 10**6
+        # Two processes, each converting its steady clock to wall time once: 5 ms of slack.
+        assert router[0].start - 5 * 10**6 <= replica.start and replica.end <= router[0].end + 5 * 10**6
         assert metric(la.metrics(), "kiln_otlp_spans_exported_total") >= 2
     finally:
         code = la.stop()

@@ -117,8 +117,9 @@ class FakeCollector {
     std::string reply;
     switch (mode_) {
       case Mode::kOk:
-        reply = "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n"
-                "Content-Length: 0\r\n\r\n";
+        reply =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n"
+            "Content-Length: 0\r\n\r\n";
         break;
       case Mode::kServerError:
         reply = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops";

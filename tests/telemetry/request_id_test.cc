@@ -39,8 +39,8 @@ TEST(RequestId, ReplacesUnsafeIds) {
       "nul" + std::string(1, '\0'),
       "bell\a",
       "del\x7f",
-      "caf\xc3\xa9",     // UTF-8
-      "\xff\xfe",        // not UTF-8 at all
+      "caf\xc3\xa9",  // UTF-8
+      "\xff\xfe",     // not UTF-8 at all
       " leading",
       "trailing ",
   };

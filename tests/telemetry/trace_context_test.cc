@@ -54,27 +54,28 @@ TEST(Traceparent, RefusesEveryMalformedClass) {
   const std::vector<std::string> bad = {
       "",
       "00",
-      v.substr(0, 54),                                               // one short
-      v + "0",                                                       // version 00: exactly 55
-      v + "-00",                                                     // no extra fields in 00
-      "ff" + v.substr(2),                                            // version ff
-      "0" + v.substr(1, 54),                                         // version one digit
-      "0g" + v.substr(2),                                            // version not hex
-      "0A" + v.substr(2),                                            // upper-case version
-      "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",     // upper-case trace id
-      "00-4bf92f3577b34da6a3ce929d0e0e4736-00F067AA0BA902B7-01",     // upper-case parent id
-      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0A",     // upper-case flags
-      "00-00000000000000000000000000000000-00f067aa0ba902b7-01",     // zero trace id
-      "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",     // zero parent id
-      "00-4bf92f3577b34da6a3ce929d0e0e473z-00f067aa0ba902b7-01",     // non-hex trace id
-      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902bx-01",     // non-hex parent id
-      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0x",     // non-hex flags
-      "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",     // bad separators
+      v.substr(0, 54),                                            // one short
+      v + "0",                                                    // version 00: exactly 55
+      v + "-00",                                                  // no extra fields in 00
+      "ff" + v.substr(2),                                         // version ff
+      "0" + v,                                                    // version three digits
+      v.substr(1),                                                // version one digit
+      "0g" + v.substr(2),                                         // version not hex
+      "0A" + v.substr(2),                                         // upper-case version
+      "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",  // upper-case trace id
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00F067AA0BA902B7-01",  // upper-case parent id
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0A",  // upper-case flags
+      "00-00000000000000000000000000000000-00f067aa0ba902b7-01",  // zero trace id
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",  // zero parent id
+      "00-4bf92f3577b34da6a3ce929d0e0e473z-00f067aa0ba902b7-01",  // non-hex trace id
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902bx-01",  // non-hex parent id
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0x",  // non-hex flags
+      "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  // bad separators
       "00-4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7-01",
       "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7_01",
-      "00-4bf92f3577b34da6a3ce929d0e0e47360-0f067aa0ba902b7-01",     // fields shifted
+      "00-4bf92f3577b34da6a3ce929d0e0e47360-0f067aa0ba902b7-01",  // fields shifted
       "00-4bf92f3577b34da6a3ce929d0e0e473-600f067aa0ba902b7-01",
-      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1",      // flags one digit
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1",  // flags one digit
       "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-001",
       "00 4bf92f3577b34da6a3ce929d0e0e4736 00f067aa0ba902b7 01",
       "00-+bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
@@ -82,6 +83,8 @@ TEST(Traceparent, RefusesEveryMalformedClass) {
       "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b-701",     // future: bad fields
       std::string(" ") + "\n" + v,                                   // only spaces, tabs are OWS
       v.substr(0, 20) + std::string(1, '\0') + v.substr(21),
+      std::string(55, '\x01'),
+      std::string(4096, 'a'),
   };
   for (const std::string& h : bad) {
     EXPECT_FALSE(ParseTraceparent(h).has_value()) << "'" << h << "'";
