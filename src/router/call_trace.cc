@@ -1,7 +1,6 @@
 #include "router/call_trace.h"
 
 #include <cstdio>
-#include <optional>
 
 #include "telemetry/request_id.h"
 #include "util/log.h"
@@ -24,20 +23,9 @@ CallTrace::CallTrace(const http::Request& request, Clock::time_point arrival,
       path_(request.path),
       client_(request.client),
       arrival_(arrival),
-      arrival_wall_(std::chrono::system_clock::now() -
-                    std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                        Clock::now() - arrival)),
-      spans_(spans) {
-  const std::string* traceparent = request.Header("traceparent");
-  std::optional<telemetry::TraceContext> parent;
-  if (traceparent != nullptr) parent = telemetry::ParseTraceparent(*traceparent);
-  if (parent) {
-    trace_ = *parent;
-    continued_ = true;
-  } else {
-    trace_.trace_id = telemetry::NewTraceId();
-    trace_.flags = 1;
-  }
+      clock_(arrival),
+      spans_(spans),
+      trace_(telemetry::ContinueOrStartTrace(request.Header("traceparent"), &continued_)) {
   span_id_ = telemetry::NewSpanId();
 }
 
@@ -65,13 +53,6 @@ void CallTrace::EndAttempt(int status) {
   if (attempts_.empty() || attempts_.back().end != Clock::time_point()) return;
   attempts_.back().end = Clock::now();
   attempts_.back().status = status;
-}
-
-uint64_t CallTrace::UnixNanos(Clock::time_point t) const {
-  const auto wall = arrival_wall_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                        t - arrival_);
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
 }
 
 void CallTrace::Finish(int status, int replica, int attempts) {
@@ -110,8 +91,8 @@ void CallTrace::ExportSpans(Clock::time_point end, int status, int replica) cons
   call.parent_span_id = trace_.parent_span_id;
   call.name = "router " + method_ + " " + path_;
   call.kind = SpanKind::kServer;
-  call.start_unix_nanos = UnixNanos(arrival_);
-  call.end_unix_nanos = UnixNanos(end);
+  call.start_unix_nanos = clock_.UnixNanos(arrival_);
+  call.end_unix_nanos = clock_.UnixNanos(end);
   call.attributes = {{"http.request.method", method_},
                      {"url.path", path_},
                      {"http.response.status_code", int64_t{status}},
@@ -128,8 +109,8 @@ void CallTrace::ExportSpans(Clock::time_point end, int status, int replica) cons
     s.parent_span_id = span_id_;
     s.name = "replica " + std::to_string(a.replica);
     s.kind = SpanKind::kClient;
-    s.start_unix_nanos = UnixNanos(a.start);
-    s.end_unix_nanos = UnixNanos(a.end == Clock::time_point() ? end : a.end);
+    s.start_unix_nanos = clock_.UnixNanos(a.start);
+    s.end_unix_nanos = clock_.UnixNanos(a.end == Clock::time_point() ? end : a.end);
     s.attributes = {{"kiln.replica", int64_t{a.replica}},
                     {"http.response.status_code", int64_t{a.status}}};
     if (a.status == 0 || a.status >= 500) s.status = SpanStatus::kError;

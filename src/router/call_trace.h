@@ -14,6 +14,7 @@
 #include "telemetry/span.h"
 #include "telemetry/span_exporter.h"
 #include "telemetry/trace_context.h"
+#include "telemetry/wall_clock.h"
 
 namespace kiln {
 
@@ -41,16 +42,15 @@ class CallTrace {
     Clock::time_point start, end;
     int status = 0;
   };
-  uint64_t UnixNanos(Clock::time_point t) const;
   void ExportSpans(Clock::time_point end, int status, int replica) const;
 
   std::string request_id_, method_, path_, client_;
   Clock::time_point arrival_;
-  std::chrono::system_clock::time_point arrival_wall_;
+  telemetry::WallClock clock_;  // span times
   telemetry::SpanExporter* spans_;
+  bool continued_ = false;  // the client sent a valid traceparent
   telemetry::TraceContext trace_;
   telemetry::SpanId span_id_{};
-  bool continued_ = false;  // the client sent a valid traceparent
   std::vector<Attempt> attempts_;
   bool finished_ = false;
 };

@@ -41,20 +41,10 @@ RequestRecord::RequestRecord(std::shared_ptr<ServerState> state, const http::Req
       path_(request.path),
       client_(request.client),
       arrival_(arrival),
-      arrival_wall_(std::chrono::system_clock::now() -
-                    std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                        std::chrono::steady_clock::now() - arrival)) {
+      clock_(arrival) {
   if (state_->config.log_prompts) body_ = request.body.substr(0, kMaxLoggedBody);
   if (state_->spans == nullptr) return;
-  const std::string* traceparent = request.Header("traceparent");
-  std::optional<telemetry::TraceContext> parent;
-  if (traceparent != nullptr) parent = telemetry::ParseTraceparent(*traceparent);
-  if (parent) {
-    trace_ = *parent;
-  } else {
-    trace_.trace_id = telemetry::NewTraceId();
-    trace_.flags = 1;  // a new trace is sampled (always-on, as TGI's exporter)
-  }
+  trace_ = telemetry::ContinueOrStartTrace(request.Header("traceparent"));
   span_id_ = telemetry::NewSpanId();
 }
 
@@ -83,13 +73,6 @@ void RequestRecord::SetStatus(int status) {
 
 void RequestRecord::SetGeneration(GenerationSummary summary) {
   generation_summary_ = std::move(summary);
-}
-
-uint64_t RequestRecord::UnixNanos(TimePoint t) const {
-  const auto wall = arrival_wall_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                        t - arrival_);
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
 }
 
 void RequestRecord::WriteAccessLog(TimePoint end) const {
@@ -137,8 +120,8 @@ void RequestRecord::ExportSpans(TimePoint end) const {
   request.parent_span_id = trace_.parent_span_id;
   request.name = method_ + " " + route;
   request.kind = SpanKind::kServer;
-  request.start_unix_nanos = UnixNanos(arrival_);
-  request.end_unix_nanos = UnixNanos(end);
+  request.start_unix_nanos = clock_.UnixNanos(arrival_);
+  request.end_unix_nanos = clock_.UnixNanos(end);
   request.attributes = {{"http.request.method", method_},
                         {"http.route", route},
                         {"url.path", path_},
@@ -168,8 +151,8 @@ void RequestRecord::ExportSpans(TimePoint end) const {
       s.span_id = telemetry::NewSpanId();
       s.parent_span_id = span_id_;
       s.name = name;
-      s.start_unix_nanos = UnixNanos(from);
-      s.end_unix_nanos = UnixNanos(to);
+      s.start_unix_nanos = clock_.UnixNanos(from);
+      s.end_unix_nanos = clock_.UnixNanos(to);
       spans.push_back(std::move(s));
     };
     child("validation", arrival_, g->submitted);

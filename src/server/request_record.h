@@ -15,6 +15,7 @@
 #include "server/metrics.h"
 #include "telemetry/span.h"
 #include "telemetry/trace_context.h"
+#include "telemetry/wall_clock.h"
 
 namespace kiln {
 
@@ -52,7 +53,6 @@ class RequestRecord {
  private:
   void WriteAccessLog(TimePoint end) const;
   void ExportSpans(TimePoint end) const;
-  uint64_t UnixNanos(TimePoint t) const;
 
   std::shared_ptr<ServerState> state_;
   std::string request_id_, method_, path_, route_, client_, body_;
@@ -60,7 +60,7 @@ class RequestRecord {
   int status_ = 0;
   TimePoint responded_{};  // when the status was set
   const TimePoint arrival_;
-  const std::chrono::system_clock::time_point arrival_wall_;
+  const telemetry::WallClock clock_;  // span times
   std::optional<GenerationSummary> generation_summary_;
   telemetry::TraceContext trace_;  // trace id, the caller's span (zero: a new trace), flags
   telemetry::SpanId span_id_{};    // this request's span

@@ -91,6 +91,17 @@ std::optional<TraceContext> ParseTraceparent(std::string_view header) {
   return c;
 }
 
+TraceContext ContinueOrStartTrace(const std::string* traceparent, bool* continued) {
+  std::optional<TraceContext> parent;
+  if (traceparent != nullptr) parent = ParseTraceparent(*traceparent);
+  if (continued != nullptr) *continued = parent.has_value();
+  if (parent) return *parent;
+  TraceContext fresh;
+  fresh.trace_id = NewTraceId();
+  fresh.flags = 1;  // a new trace is sampled (always on)
+  return fresh;
+}
+
 std::string FormatTraceparent(const TraceId& trace_id, const SpanId& span_id, uint8_t flags) {
   return "00-" + HexOf(trace_id) + "-" + HexOf(span_id) + "-" +
          HexOf(std::array<uint8_t, 1>{flags});

@@ -22,6 +22,9 @@ struct TraceContext {
 // "00-<32 hex>-<16 hex>-<2 hex>" (lower-case hex; ids not all zero; version ff refused; a
 // later version is read by its first four fields). nullopt for anything else.
 std::optional<TraceContext> ParseTraceparent(std::string_view header);
+// The trace a request belongs to: its `traceparent` (null: none sent) continued when valid
+// (`continued` true), else a new sampled trace with no parent.
+TraceContext ContinueOrStartTrace(const std::string* traceparent, bool* continued = nullptr);
 // "00-<trace id>-<span id>-<flags>", the header a callee gets.
 std::string FormatTraceparent(const TraceId& trace_id, const SpanId& span_id, uint8_t flags);
 

@@ -103,6 +103,14 @@ def apt_installs(run_args: str) -> list[str]:
     return [w for w in cmd.split() if not w.startswith("-")]
 
 
+def linked_libraries(exe: Path) -> list[str]:
+    """The shared libraries `exe` loads (ldd's resolved paths)."""
+    if shutil.which("ldd") is None or shutil.which("dpkg") is None:
+        unavailable("ldd or dpkg missing")
+    return re.findall(r"=> (/\S+)", subprocess.run(["ldd", str(exe)], capture_output=True,
+                                                   text=True, check=True).stdout)
+
+
 def setup_apt_packages() -> set[str]:
     text = (REPO / "scripts" / "setup.sh").read_text()
     block = re.search(r"^APT_PACKAGES=\((.*?)^\)", text, re.M | re.S).group(1)
@@ -244,11 +252,7 @@ def test_dockerignore_lets_in_what_the_dockerfile_copies():
 def test_runtime_packages_cover_the_binarys_libraries(kiln_paths):
     """Every shared library `kiln` links comes from a package the runtime stage installs or
     one that debian:12-slim has (libc6, libgcc-s1)."""
-    exe, _ = kiln_paths
-    if shutil.which("ldd") is None or shutil.which("dpkg") is None:
-        unavailable("ldd or dpkg missing")
-    libs = re.findall(r"=> (/\S+)", subprocess.run(["ldd", str(exe)], capture_output=True,
-                                                    text=True, check=True).stdout)
+    libs = linked_libraries(kiln_paths[0])
     ins = dockerfile_instructions()
     runtime = ins[[i for i, _ in ins].index("FROM", 1):]
     installed = {p for i, a in runtime if i == "RUN" and "apt-get install" in a
@@ -267,11 +271,7 @@ def test_build_stage_has_each_linked_librarys_dev_package(kiln_paths):
     """The build stage installs the development package of every library `kiln` links: the
     package that ships its unversioned `libX.so` (the link-time name), e.g. libncurses-dev
     for libncursesw.so.6. The C and C++ runtimes come with build-essential."""
-    exe, _ = kiln_paths
-    if shutil.which("ldd") is None or shutil.which("dpkg") is None:
-        unavailable("ldd or dpkg missing")
-    libs = re.findall(r"=> (/\S+)", subprocess.run(["ldd", str(exe)], capture_output=True,
-                                                    text=True, check=True).stdout)
+    libs = linked_libraries(kiln_paths[0])
     ins = dockerfile_instructions()
     build = ins[:[i for i, _ in ins].index("FROM", 1)]
     installed = {p for i, a in build if i == "RUN" and "apt-get install" in a

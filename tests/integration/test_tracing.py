@@ -128,7 +128,10 @@ def test_launch_router_and_replica_spans_share_one_trace(kiln_paths, receiver):
                           headers={"traceparent": header, "x-request-id": "through-router-1"})
         assert r.status_code == 200, r.text
         assert r.headers["x-request-id"] == "through-router-1"
-        spans = receiver.wait_for(has_request_with_children(trace_id))
+        # The router and the replica export on their own schedules: wait for both.
+        replica_done = has_request_with_children(trace_id)
+        spans = receiver.wait_for(lambda ss: replica_done(ss) and any(
+            s.name.startswith("router ") for s in spans_of(ss, trace_id)))
         mine = spans_of(spans, trace_id)
         router = [s for s in mine if s.name.startswith("router ")]
         assert len(router) == 1 and router[0].parent_span_id == parent, mine
