@@ -15,6 +15,7 @@
 #include "cli/generate_batch.h"
 #include "cli/generate_output.h"
 #include "cli/generate_params.h"
+#include "cli/speculation_flags.h"
 #include "engine/engine.h"
 #include "engine/model_runner_impl.h"
 #include "formats/gguf.h"
@@ -41,6 +42,7 @@ struct GenerateOptions {
   int32_t max_batch_prefill_tokens = 4096;
   int64_t max_batch_total_tokens = 0;  // 0: room for every request at once
   bool no_prefix_caching = false;
+  SpeculationConfig speculation;
   std::string dump_logits;  // developer: f32 logits [n_prompt, V] of the prompt
   bool token_by_token = false;
 };
@@ -114,6 +116,7 @@ std::unique_ptr<Engine> MakeEngine(Model& model, const Tokenizer* tokenizer,
   ec.max_batch_prefill_tokens = opt.max_batch_prefill_tokens;
   ec.max_queue = std::max<int32_t>(ec.max_queue, static_cast<int32_t>(entries.size()) + 1);
   ec.prefix_caching = !opt.no_prefix_caching;
+  ec.speculation = opt.speculation;
   return std::make_unique<Engine>(MakeModelRunner(model, ro), tokenizer, ec);
 }
 
@@ -167,6 +170,7 @@ void RunOne(Model& model, const Tokenizer* tokenizer, std::vector<int32_t> ids,
 }
 
 void RunGenerate(const GenerateOptions& opt) {
+  CheckSpeculationFlags(opt.speculation);
   std::string model_path = ResolveModelId(opt.model_id);
   std::unique_ptr<Model> model = Model::Load(model_path);
   std::unique_ptr<Tokenizer> tokenizer = FindModelTokenizer(*model, model_path);
@@ -220,6 +224,7 @@ void AddEngineFlags(CLI::App& cmd, GenerateOptions& o) {
       ->capture_default_str();
   cmd.add_flag("--no-prefix-caching", o.no_prefix_caching,
                "Do not reuse KV blocks of shared prompt prefixes");
+  AddSpeculationFlags(&cmd, o.speculation);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "cli/default_model.h"
 #include "cli/observability_flags.h"
+#include "cli/speculation_flags.h"
 #include "cli/served_model.h"
 #include "engine/engine.h"
 #include "engine/model_runner_impl.h"
@@ -65,6 +66,7 @@ struct ServeOptions {
   int io_threads = 2;
   bool no_prefix_caching = false;
   ObservabilityOptions observability;
+  SpeculationConfig speculation;
 };
 
 std::chrono::milliseconds Millis(double seconds) {
@@ -222,6 +224,7 @@ void ServeUntilSignalled(Server& server, const sigset_t& signals,
 
 void RunServe(CLI::App& cmd, ServeOptions o) {
   ApplyLogFlags(o.observability);
+  CheckSpeculationFlags(o.speculation);
   const sigset_t signals = BlockStopSignals();
   // Every connection, idle streams included, holds a descriptor: the soft limit is often 1024.
   http::RaiseOpenFileLimit();
@@ -254,6 +257,7 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
   // Admission bounds the queue; the engine's own bound must never refuse first.
   engine_config.max_queue = std::max(1, config.max_concurrent_requests + config.max_queue);
   engine_config.prefix_caching = !o.no_prefix_caching;
+  engine_config.speculation = o.speculation;
   auto backend = std::make_unique<EngineBackend>(
       std::make_unique<Engine>(std::move(runner), tokenizer.get(), engine_config));
 
@@ -375,6 +379,7 @@ void AddServeCommand(CLI::App& app) {
   AddServerFlags(cmd, *opt);
   AddLimitFlags(cmd, *opt);
   AddObservabilityFlags(cmd, opt->observability);
+  AddSpeculationFlags(cmd, opt->speculation);
   cmd->callback([cmd, opt] { RunServe(*cmd, *opt); });
 }
 

@@ -48,6 +48,7 @@ Engine::Impl::Impl(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokeniz
              tokenizer_ != nullptr};
   if (tokenizer_ != nullptr) eos_ids_ = tokenizer_->StopIds();
   stats_.kv_blocks_total = runner_->num_blocks();
+  stats_.speculate = config.speculation.max_draft;
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -175,6 +176,7 @@ void Engine::Impl::PublishStats() {
   stats_.steps = steps_;
   stats_.generated_tokens = generated_;
   stats_.tokens_per_second = rate;
+  stats_.speculation = speculation_;
 }
 
 Engine::Engine(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer, EngineConfig config)

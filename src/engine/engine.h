@@ -10,6 +10,7 @@
 
 #include "engine/model_runner.h"
 #include "engine/request.h"
+#include "engine/speculation.h"
 
 namespace kiln {
 
@@ -20,6 +21,7 @@ struct EngineConfig {
   int32_t max_batch_prefill_tokens = 4096;  // token budget of one step
   int32_t max_queue = 1024;                 // waiting requests before Submit refuses
   bool prefix_caching = true;
+  SpeculationConfig speculation;  // off unless max_draft > 0
 };
 
 // Receives a request's events on the engine thread. Must not block: queue and return.
@@ -38,6 +40,8 @@ struct EngineStats {
   int64_t generated_tokens = 0;
   double tokens_per_second = 0.0;  // generated, recent window
   int64_t prompt_tokens = 0;       // prompt tokens of the requests received
+  int32_t speculate = 0;           // SpeculationConfig::max_draft
+  SpeculationCounters speculation;
   // The compute pool's cores and each one's worker CPU seconds (read when Stats() is called).
   std::vector<int> cores;
   std::vector<double> core_cpu_seconds;

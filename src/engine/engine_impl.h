@@ -59,6 +59,10 @@ class Engine::Impl {
   void ProcessOutputs();
   void Reap();
 
+  // engine_speculation.cc: drafts before the step, their verification after it.
+  void ProposeDrafts();
+  void VerifyDraft(Sequence& s, int64_t num_draft, float* logits);
+
   // engine_output.cc: tokens -> events.
   void EmitToken(Sequence& s, float* logits);
   void FillTopTokens(GenerationEvent& ev) const;  // from top_
@@ -102,6 +106,7 @@ class Engine::Impl {
   std::mt19937_64 seed_source_;
   ThroughputWindow throughput_;
   int64_t steps_ = 0, preemptions_ = 0, generated_ = 0;
+  SpeculationCounters speculation_;
 
   std::thread thread_;  // last: starts once everything above exists
 };

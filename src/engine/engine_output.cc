@@ -79,6 +79,7 @@ GenerationEvent Engine::Impl::BaseEvent(const Sequence& s) const {
   ev.choice = s.choice;
   ev.prompt_tokens = static_cast<int32_t>(s.prompt_len);
   ev.generated_tokens = s.generated;
+  ev.speculated_tokens = static_cast<int32_t>(s.speculation.accepted);
   ev.seed = s.request.seed;
   ev.scheduled = s.first_scheduled;
   return ev;

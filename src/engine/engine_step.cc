@@ -9,6 +9,7 @@
 namespace kiln {
 
 void Engine::Impl::Step() {
+  ProposeDrafts();
   scheduler_.Schedule(running_, waiting_, plan_);
   preemptions_ += static_cast<int64_t>(plan_.preempted.size());
   for (Sequence* s : plan_.unfittable) {
@@ -50,13 +51,15 @@ void Engine::Impl::BuildBatch() {
     const Sequence& s = *c.seq;
     BatchSequence& b = batch_.seqs[i];
     b.token_begin = static_cast<int64_t>(batch_.tokens.size());
-    b.token_count = c.num_tokens;
+    b.token_count = c.num_tokens + c.num_draft;
     b.start_pos = s.num_computed;
     b.block_table.assign(s.blocks.blocks.begin(), s.blocks.blocks.end());
     b.want_logits = s.num_computed + c.num_tokens == static_cast<int64_t>(s.tokens.size());
+    b.num_logits = static_cast<int32_t>(1 + c.num_draft);
     auto first = s.tokens.begin() + s.num_computed;
     batch_.tokens.insert(batch_.tokens.end(), first, first + c.num_tokens);
-    rows += b.want_logits;
+    batch_.tokens.insert(batch_.tokens.end(), s.draft.begin(), s.draft.begin() + c.num_draft);
+    if (b.want_logits) rows += b.num_logits;
   }
   if (static_cast<int64_t>(logits_.size()) < rows * vocab_) logits_.resize(rows * vocab_);
 }
@@ -81,15 +84,20 @@ bool Engine::Impl::RunForward() {
 void Engine::Impl::ProcessOutputs() {
   float* row = logits_.data();
   for (size_t i = 0; i < plan_.chunks.size(); ++i) {
-    Sequence& s = *plan_.chunks[i].seq;
-    const bool has_row = batch_.seqs[i].want_logits;
-    // A sibling's client may have gone away earlier in this loop; its row is skipped.
+    const ScheduledChunk& c = plan_.chunks[i];
+    Sequence& s = *c.seq;
+    const BatchSequence& b = batch_.seqs[i];
+    // A sibling's client may have gone away earlier in this loop; its rows are skipped.
     if (s.state == SequenceState::kRunning) {
-      s.num_computed += plan_.chunks[i].num_tokens;
-      kv_.Commit(s.blocks, s.tokens, s.num_computed);
-      if (has_row) EmitToken(s, row);
+      s.num_computed += c.num_tokens;
+      if (c.num_draft > 0) {
+        VerifyDraft(s, c.num_draft, row);
+      } else {
+        kv_.Commit(s.blocks, s.tokens, s.num_computed);
+        if (b.want_logits) EmitToken(s, row);
+      }
     }
-    if (has_row) row += vocab_;
+    if (b.want_logits) row += b.num_logits * vocab_;
   }
 }
 

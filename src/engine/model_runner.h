@@ -17,7 +17,7 @@ class ModelRunner {
   virtual int64_t block_size() const = 0;   // tokens per KV block
   virtual int64_t num_blocks() const = 0;   // KV blocks in the pool
   virtual int64_t max_context() const = 0;  // max positions per sequence
-  // logits: [number of seqs with want_logits, vocab], in batch order.
+  // logits: [sum of num_logits over the seqs with want_logits, vocab], in batch order.
   virtual void Forward(const Batch& batch, float* logits) = 0;
   // The compute pool's cores and each one's worker CPU seconds so far (/v1/status, kiln top);
   // empty for runners without a pool. Thread-safe.

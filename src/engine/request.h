@@ -46,6 +46,7 @@ struct GenerationEvent {
   std::string error;            // set with FinishReason::kError
   int32_t prompt_tokens = 0;
   int32_t generated_tokens = 0;  // of this choice so far
+  int32_t speculated_tokens = 0;  // of those, accepted drafts (TGI's "skipped" tokens)
   uint64_t seed = 0;             // seed actually used (for details)
   // When the choice was first scheduled into a step (its queue time ends there); zero when it
   // never was (refused or cancelled while waiting).

@@ -28,9 +28,10 @@ void Scheduler::Schedule(std::vector<Sequence*>& running, std::deque<Sequence*>&
   for (size_t i = 0; i < running.size() && budget > 0; ++i) {
     Sequence& s = *running[i];
     const int64_t n = std::min(Remaining(s), budget);
-    if (!ReserveOrPreempt(s, n, running, waiting, plan)) break;  // s was the last one
-    plan.chunks.push_back({&s, n});
-    budget -= n;
+    const int64_t d = ReserveDraft(s, n, budget);
+    if (d == 0 && !ReserveOrPreempt(s, n, running, waiting, plan)) break;  // s was the last one
+    plan.chunks.push_back({&s, n, d});
+    budget -= n + d;
   }
   // After a preemption the pool is short: admitting newcomers would only thrash.
   if (plan.preempted.empty() && plan.unfittable.empty()) {
@@ -58,6 +59,16 @@ bool Scheduler::ReserveOrPreempt(Sequence& s, int64_t n, std::vector<Sequence*>&
   return true;
 }
 
+int64_t Scheduler::ReserveDraft(Sequence& s, int64_t n, int64_t budget) {
+  const int64_t d = std::min(static_cast<int64_t>(s.draft.size()), budget - n);
+  if (n != Remaining(s) || d <= 0 || !kv_.Reserve(s.blocks, s.num_computed + n + d)) {
+    s.draft.clear();
+    return 0;
+  }
+  s.draft.resize(d);
+  return d;
+}
+
 void Scheduler::AdmitWaiting(int64_t& budget, std::vector<Sequence*>& running,
                              std::deque<Sequence*>& waiting, StepPlan& plan) {
   while (budget > 0 && !waiting.empty() &&
@@ -69,6 +80,7 @@ void Scheduler::AdmitWaiting(int64_t& budget, std::vector<Sequence*>& running,
     s.num_computed = *cached;
     const int64_t n = std::min(Remaining(s), budget);
     waiting.pop_front();
+    s.draft.clear();  // proposed before a preemption: its positions are recomputed first
     s.state = SequenceState::kRunning;
     if (s.first_scheduled == std::chrono::steady_clock::time_point()) {
       s.first_scheduled = std::chrono::steady_clock::now();

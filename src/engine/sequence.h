@@ -10,6 +10,7 @@
 
 #include "tokenizer/detokenizer.h"
 #include "engine/engine.h"
+#include "engine/speculation.h"
 #include "kv/kv_cache_manager.h"
 #include "sampling/sampler.h"
 #include "sampling/stop_criteria.h"
@@ -37,6 +38,10 @@ struct Sequence {
   BlockTable blocks;
   // When the scheduler first gave it a place in a step (end of its queue time); zero before.
   std::chrono::steady_clock::time_point first_scheduled{};
+  // Tokens proposed to follow `tokens` in the next step (speculation.h); the scheduler drops
+  // them when the step's budget or the KV pool is short.
+  std::vector<int32_t> draft;
+  SpeculationState speculation;
 
   Sampler sampler;
   StopCriteria stop;

@@ -43,6 +43,9 @@ class KvCacheManager {
   bool Reserve(BlockTable& table, int64_t num_tokens);
   // Registers the full blocks among the first `num_computed` tokens (their KV is now written).
   void Commit(BlockTable& table, std::span<const int32_t> tokens, int64_t num_computed);
+  // Returns the blocks past those covering positions [0, num_tokens) (a rejected draft's): none
+  // of them is registered, since Commit only registers blocks of computed tokens.
+  void Truncate(BlockTable& table, int64_t num_tokens);
   // Drops the table's references, last block first, so that the LRU evicts a chain's tail
   // before the head that the tail's hash depends on.
   void Release(BlockTable& table);

@@ -14,7 +14,10 @@ struct BatchSequence {
   // KV block ids covering positions [0, start_pos + token_count): position p lives in block
   // block_table[p / block_size] at row p % block_size.
   std::vector<int32_t> block_table;
-  bool want_logits = true;  // produce logits for the last new token
+  bool want_logits = true;  // produce logits for the last new token(s)
+  // With want_logits: logits of the last num_logits new tokens, in position order (speculative
+  // verification scores every drafted position in the same pass). 1 <= num_logits <= token_count.
+  int32_t num_logits = 1;
 };
 
 struct Batch {

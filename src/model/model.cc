@@ -109,6 +109,8 @@ void Model::CheckBatch(const Batch& batch, const PagedKvCache& kv) const {
     const int64_t last = s.start_pos + s.token_count - 1;
     KILN_CHECK(s.start_pos >= 0 && last < config_.max_position_embeddings, "position ", last,
                " is outside the model's context of ", config_.max_position_embeddings);
+    KILN_CHECK(!s.want_logits || (s.num_logits >= 1 && s.num_logits <= s.token_count),
+               "Forward: num_logits ", s.num_logits, " outside [1, ", s.token_count, "]");
     KILN_CHECK(last / kv.block_size() < static_cast<int64_t>(s.block_table.size()),
                "Forward: block table too short for position ", last);
     for (int32_t b : s.block_table) {
@@ -135,14 +137,16 @@ void Model::Forward(const Batch& batch, PagedKvCache& kv, ThreadPool& pool, floa
     AttentionBlock(w, l, batch, kv, pool);
     MlpBlock(w, n, pool);
   }
-  // Final norm of the rows that need logits, gathered into h [S, D]; LM head -> [S, V].
+  // Final norm of the rows that need logits, gathered into h [R, D]; LM head -> [R, V].
   const float eps = static_cast<float>(c.rms_norm_eps);
   int64_t rows = 0;
   for (const BatchSequence& s : batch.seqs) {
     if (!s.want_logits) continue;
-    const int64_t t = s.token_begin + s.token_count - 1;
-    kernels::RmsNorm(&s_.x[t * d], weights_.final_norm.data(), d, eps, &s_.h[rows * d]);
-    ++rows;
+    for (int64_t t = s.token_begin + s.token_count - s.num_logits;
+         t < s.token_begin + s.token_count; ++t) {
+      kernels::RmsNorm(&s_.x[t * d], weights_.final_norm.data(), d, eps, &s_.h[rows * d]);
+      ++rows;
+    }
   }
   if (rows > 0) kernels::MatMul(weights_.lm_head, s_.h.data(), rows, logits, pool);
 }

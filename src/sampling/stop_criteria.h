@@ -19,6 +19,7 @@ class StopCriteria {
   bool IsStopToken(int32_t token) const;
   bool MinReached(int32_t generated) const { return generated >= min_tokens_; }
   bool LengthReached(int32_t generated) const { return generated >= max_new_tokens_; }
+  int32_t TokensLeft(int32_t generated) const { return max_new_tokens_ - generated; }
   // Ids to mask for the next token after `generated` tokens (empty once min_tokens is reached).
   std::span<const int32_t> Suppressed(int32_t generated) const;
 

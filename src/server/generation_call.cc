@@ -179,6 +179,7 @@ void GenerationCall::Take(int32_t sub, GenerationEvent& event, Clock::time_point
     scheduled_ = event.scheduled;
   }
   c.seed = event.seed;
+  c.speculated = event.speculated_tokens;
   c.prompt_tokens = prompt_sizes_[sub];
   if (event.finish) {
     c.finished = true;
@@ -267,6 +268,7 @@ RequestTiming GenerationCall::Timing() const {
   t.decode = Seconds(last - first);
   t.input_tokens = prompt_tokens_total();
   t.generated_tokens = completion_tokens_total();
+  for (const ChoiceState& c : choices_) t.skipped_tokens += c.speculated;
   for (int32_t m : max_new_tokens_) t.max_new_tokens += m;
   return t;
 }

@@ -32,6 +32,7 @@ struct ChoiceState {
   std::vector<api::TokenInfo> tokens;            // when the call keeps tokens
   std::vector<std::vector<api::TokenInfo>> top;  // per token, when top_n > 0
   int32_t generated = 0;
+  int32_t speculated = 0;  // of `generated`, accepted drafts
   int32_t prompt_tokens = 0;
   uint64_t seed = 0;
   bool finished = false;

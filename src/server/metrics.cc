@@ -20,6 +20,33 @@ void Counter(std::string& out, const char* name, const char* help, double value)
   Scalar(out, "counter", name, help, value);
 }
 
+// llama.cpp's spec_decode counters under kiln_*, and the accepted fraction of each draft.
+void RenderSpeculation(std::string& out, const EngineStats& e) {
+  const SpeculationCounters& s = e.speculation;
+  Gauge(out, "kiln_speculate", "Tokens drafted per sequence and step at most (0: speculation off)",
+        e.speculate);
+  Counter(out, "kiln_spec_decode_num_drafts_total", "Speculative drafts verified",
+          static_cast<double>(s.drafts));
+  Counter(out, "kiln_spec_decode_num_draft_tokens_total", "Tokens in the verified drafts",
+          static_cast<double>(s.draft_tokens));
+  Counter(out, "kiln_spec_decode_num_accepted_tokens_total", "Drafted tokens accepted",
+          static_cast<double>(s.accepted_tokens));
+  const char* name = "kiln_spec_decode_acceptance_rate";
+  out += std::string("# HELP ") + name + " Accepted fraction of each verified draft\n# TYPE " +
+         name + " histogram\n";
+  int64_t cumulative = 0;
+  char le[32];
+  for (size_t b = 0; b < s.by_rate.size(); ++b) {
+    cumulative += s.by_rate[b];
+    std::snprintf(le, sizeof(le), "%g", SpeculationCounters::kRateBounds[b]);
+    out += std::string(name) + "_bucket{le=\"" + le + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  out += std::string(name) + "_bucket{le=\"+Inf\"} " + std::to_string(cumulative) + "\n";
+  std::snprintf(le, sizeof(le), "%.10g", s.rate_sum);
+  out += std::string(name) + "_sum " + le + "\n";
+  out += std::string(name) + "_count " + std::to_string(cumulative) + "\n";
+}
+
 }  // namespace
 
 Metrics::Metrics(int64_t max_input_tokens, int64_t max_total_tokens)
@@ -31,6 +58,7 @@ Metrics::Metrics(int64_t max_input_tokens, int64_t max_total_tokens)
       input_length_(Histogram::LinearBuckets(static_cast<double>(max_input_tokens), 100)),
       generated_tokens_(Histogram::LinearBuckets(static_cast<double>(max_total_tokens), 100)),
       max_new_tokens_(Histogram::LinearBuckets(static_cast<double>(max_total_tokens), 100)),
+      skipped_tokens_(Histogram::LinearBuckets(static_cast<double>(max_total_tokens), 100)),
       ttft_(Histogram::DurationBuckets()),
       itl_(Histogram::DurationBuckets()) {}
 
@@ -46,6 +74,7 @@ void Metrics::RequestSucceeded(const RequestTiming& t) {
   input_length_.Observe(static_cast<double>(t.input_tokens));
   generated_tokens_.Observe(static_cast<double>(t.generated_tokens));
   max_new_tokens_.Observe(static_cast<double>(t.max_new_tokens));
+  skipped_tokens_.Observe(static_cast<double>(t.skipped_tokens));
 }
 
 void Metrics::CountResponse(int status) {
@@ -105,6 +134,8 @@ std::string Metrics::Render(const EngineStats& e, const ServerGauges& s) const {
   input_length_.Render(out, "tgi_request_input_length", "Prompt tokens per request");
   generated_tokens_.Render(out, "tgi_request_generated_tokens", "Generated tokens per request");
   max_new_tokens_.Render(out, "tgi_request_max_new_tokens", "max_new_tokens per request");
+  skipped_tokens_.Render(out, "tgi_request_skipped_tokens",
+                         "Generated tokens per request that came from accepted speculative drafts");
   ttft_.Render(out, "kiln_time_to_first_token_seconds", "Arrival to first token (s)");
   itl_.Render(out, "kiln_inter_token_latency_seconds", "Time between consecutive tokens (s)");
   queue_.Render(out, "kiln_request_queue_time_seconds",
@@ -135,6 +166,7 @@ std::string Metrics::Render(const EngineStats& e, const ServerGauges& s) const {
           static_cast<double>(e.generated_tokens));
   Gauge(out, "kiln_generation_tokens_per_second", "Generated tokens per second, recent window",
         e.tokens_per_second);
+  RenderSpeculation(out, e);
   Gauge(out, "kiln_http_connections", "Open HTTP connections", static_cast<double>(s.connections));
   Gauge(out, "kiln_draining", "1 while the server drains before exit", s.draining ? 1.0 : 0.0);
   return out;

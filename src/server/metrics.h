@@ -27,6 +27,7 @@ struct RequestTiming {
   double decode = 0.0;      // first token -> last token
   int64_t input_tokens = 0;
   int64_t generated_tokens = 0;
+  int64_t skipped_tokens = 0;  // of those, accepted speculative drafts
   int64_t max_new_tokens = 0;
 };
 
@@ -78,7 +79,7 @@ class Metrics {
   mutable std::mutex failures_mu_;
   std::map<std::string, uint64_t, std::less<>> failures_;
   Histogram duration_, validation_, queue_, inference_, time_per_token_;
-  Histogram input_length_, generated_tokens_, max_new_tokens_;
+  Histogram input_length_, generated_tokens_, max_new_tokens_, skipped_tokens_;
   Histogram ttft_, itl_;
   RecentSamples recent_ttft_, recent_itl_;
   std::atomic<uint64_t> responses_{0}, status_4xx_{0}, status_5xx_{0}, status_429_{0};

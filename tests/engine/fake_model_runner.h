@@ -96,14 +96,15 @@ class FakeModelRunner : public ModelRunner {
         Expect(t >= 0, "read an unwritten KV row");
         history_.push_back(t);
       }
+      const int64_t first_scored = s.want_logits ? s.token_count - s.num_logits : s.token_count;
       for (int64_t i = 0; i < s.token_count; ++i) {
         const int32_t t = batch.tokens[s.token_begin + i];
         kv_[Slot(s, s.start_pos + i)] = t;
         history_.push_back(t);
-      }
-      if (s.want_logits) {
-        FakeLogits(history_, o_.vocab, peak_, row);
-        row += o_.vocab;
+        if (i >= first_scored) {  // logits of the history up to and including token i
+          FakeLogits(history_, o_.vocab, peak_, row);
+          row += o_.vocab;
+        }
       }
     }
     if (probe_->record) {

@@ -1,0 +1,33 @@
+#include "cli/speculation_flags.h"
+
+#include "util/error.h"
+
+namespace kiln {
+
+void AddSpeculationFlags(CLI::App* cmd, SpeculationConfig& c) {
+  cmd->add_option("--speculate", c.max_draft,
+                  "Speculative decoding: tokens drafted per sequence and step by n-gram "
+                  "(prompt lookup) matching, verified in one forward; outputs are unchanged. "
+                  "0: off")
+      ->envname("SPECULATE")
+      ->capture_default_str();
+  cmd->add_option("--speculate-ngram", c.ngram.max_ngram,
+                  "Longest suffix (tokens) looked up in the history for a draft; shorter ones "
+                  "down to 1 are tried next")
+      ->capture_default_str();
+  cmd->add_option("--speculate-max-step-tokens", c.max_step_tokens,
+                  "Drafts stop being added once a step holds this many tokens (decodes, "
+                  "prefill chunks and drafts): large batches do not speculate")
+      ->capture_default_str();
+}
+
+void CheckSpeculationFlags(const SpeculationConfig& c) {
+  KILN_CHECK(c.max_draft >= 0 && c.max_draft <= kMaxSpeculate, "--speculate must be in 0..",
+             kMaxSpeculate, ", not ", c.max_draft);
+  KILN_CHECK(c.ngram.max_ngram >= 1 && c.ngram.max_ngram <= 32,
+             "--speculate-ngram must be in 1..32, not ", c.ngram.max_ngram);
+  KILN_CHECK(c.max_step_tokens >= 1, "--speculate-max-step-tokens must be >= 1, not ",
+             c.max_step_tokens);
+}
+
+}  // namespace kiln

@@ -1,0 +1,196 @@
+// Speculative decoding in the engine (n-gram drafts): outputs identical to decoding without it,
+// greedy and seeded sampling, alone and in a batch, under KV pressure; fewer steps when the model
+// repeats itself; limits and stop rules exact; no blocks leaked; no drafts in large batches.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/engine_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+using T = FakeTokenizer;
+
+// A model that mostly copies: the token 5 positions back, except where the history hashes to a
+// multiple of 7, where the fake's own pseudo-random peak decides. So n-gram drafts are often, but
+// not always, right.
+int32_t CopyingPeak(std::span<const int32_t> history) {
+  uint64_t h = 1469598103934665603ull;
+  for (int32_t t : history) h = MixHash(h, static_cast<uint32_t>(t));
+  if (history.size() < 5 || h % 7 == 0) return static_cast<int32_t>(h % 64);
+  return history[history.size() - 5];
+}
+
+GenerationRequest Request(int32_t first, int32_t max_new, bool sample = false) {
+  GenerationRequest r;
+  r.prompt = {first, 11, 12, 13, 14, 15, first, 11};
+  r.stop.max_new_tokens = max_new;
+  r.stop.ignore_eos = true;
+  r.sampling.do_sample = sample;
+  r.sampling.seed = 1234 + static_cast<uint64_t>(first);
+  r.logprobs = true;
+  r.top_n_tokens = 2;
+  return r;
+}
+
+EngineConfig Speculating(int32_t k) {
+  EngineConfig c;
+  c.speculation.max_draft = k;
+  return c;
+}
+
+struct Outcome {
+  std::vector<std::vector<ChoiceOutput>> outputs;  // per request
+  EngineStats stats;
+};
+
+// Submits every request at once (gated: they meet in the first step) and waits for all.
+Outcome RunAll(const std::vector<GenerationRequest>& requests, EngineConfig c, PeakFn peak,
+           int64_t num_blocks = 4096) {
+  FakeRunnerOptions o;
+  o.num_blocks = num_blocks;
+  T tok;
+  TestEngine t(o, c, &tok, std::move(peak), {}, false, /*gated=*/true);
+  Collector collector;
+  int choices = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    t.engine->Submit(requests[i], collector.Sink(static_cast<int>(i), requests[i].n));
+    choices += requests[i].n;
+  }
+  t.OpenGate();
+  EXPECT_TRUE(collector.Wait(choices));
+  EXPECT_EQ(t.probe->violations, 0);
+  Outcome run;
+  run.stats = WaitIdle(*t.engine);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    run.outputs.push_back(collector.Get(static_cast<int>(i)));
+  }
+  return run;
+}
+
+void ExpectSameOutputs(const Outcome& with, const Outcome& without) {
+  ASSERT_EQ(with.outputs.size(), without.outputs.size());
+  for (size_t i = 0; i < with.outputs.size(); ++i) {
+    ASSERT_EQ(with.outputs[i].size(), without.outputs[i].size());
+    for (size_t c = 0; c < with.outputs[i].size(); ++c) {
+      const ChoiceOutput& a = with.outputs[i][c];
+      const ChoiceOutput& b = without.outputs[i][c];
+      EXPECT_EQ(a, b) << "request " << i << " choice " << c;
+      EXPECT_EQ(a.logprobs, b.logprobs) << "request " << i;
+      EXPECT_EQ(a.generated, b.generated);
+      ASSERT_EQ(a.top.size(), b.top.size());
+      for (size_t k = 0; k < a.top.size(); ++k) {
+        ASSERT_EQ(a.top[k].size(), b.top[k].size());
+        for (size_t j = 0; j < a.top[k].size(); ++j) EXPECT_EQ(a.top[k][j].id, b.top[k][j].id);
+      }
+    }
+  }
+}
+
+TEST(EngineSpeculation, GreedyOutputIsUnchangedAndTakesFewerSteps) {
+  const std::vector<GenerationRequest> one = {Request(30, 120)};
+  const Outcome without = RunAll(one, EngineConfig{}, CopyingPeak);
+  const Outcome with = RunAll(one, Speculating(4), CopyingPeak);
+  ExpectSameOutputs(with, without);
+  EXPECT_GT(with.stats.speculation.accepted_tokens, 40);
+  EXPECT_LT(with.stats.steps * 3, without.stats.steps * 2) << with.stats.steps;
+  EXPECT_EQ(with.stats.speculate, 4);
+  EXPECT_EQ(without.stats.speculation.drafts, 0);
+}
+
+TEST(EngineSpeculation, SeededSamplingIsUnchanged) {
+  std::vector<GenerationRequest> rs;
+  for (int32_t first : {30, 40, 50}) rs.push_back(Request(first, 80, /*sample=*/true));
+  rs[1].sampling.temperature = 0.7f;
+  rs[2].sampling.top_k = 5;
+  rs[2].sampling.repetition_penalty = 1.3f;
+  rs[2].n = 2;
+  const Outcome without = RunAll(rs, EngineConfig{}, CopyingPeak);
+  const Outcome with = RunAll(rs, Speculating(6), CopyingPeak);
+  ExpectSameOutputs(with, without);
+  EXPECT_GT(with.stats.speculation.accepted_tokens, 0);
+}
+
+TEST(EngineSpeculation, ABatchOfSixteenIsUnchanged) {
+  std::vector<GenerationRequest> rs;
+  for (int32_t i = 0; i < 16; ++i) rs.push_back(Request(20 + i, 30 + 3 * i, i % 2 == 1));
+  EngineConfig spec = Speculating(3);
+  spec.speculation.max_step_tokens = 64;
+  const Outcome without = RunAll(rs, EngineConfig{}, CopyingPeak);
+  const Outcome with = RunAll(rs, spec, CopyingPeak);
+  ExpectSameOutputs(with, without);
+  EXPECT_GT(with.stats.speculation.accepted_tokens, 0);
+}
+
+TEST(EngineSpeculation, UnchangedWhenTheModelNeverRepeats) {
+  std::vector<GenerationRequest> rs = {Request(30, 100), Request(31, 100, true)};
+  const Outcome without = RunAll(rs, EngineConfig{}, {});
+  const Outcome with = RunAll(rs, Speculating(4), {});
+  ExpectSameOutputs(with, without);
+  // Spurious matches cost drafts; the adaptive length keeps their size near one token.
+  const SpeculationCounters& s = with.stats.speculation;
+  EXPECT_LE(s.draft_tokens, 3 * s.drafts + 8);
+}
+
+TEST(EngineSpeculation, UnchangedUnderKvPressureWithPreemption) {
+  std::vector<GenerationRequest> rs;
+  for (int32_t i = 0; i < 6; ++i) rs.push_back(Request(40 + i, 60, i % 2 == 0));
+  const Outcome without = RunAll(rs, EngineConfig{}, CopyingPeak, /*num_blocks=*/40);
+  const Outcome with = RunAll(rs, Speculating(4), CopyingPeak, /*num_blocks=*/40);
+  ExpectSameOutputs(with, without);
+  EXPECT_GT(with.stats.preemptions, 0);
+  EXPECT_EQ(with.stats.kv_blocks_used, 0);
+}
+
+TEST(EngineSpeculation, LengthAndStopTokensAreExact) {
+  GenerationRequest capped = Request(30, 13);
+  GenerationRequest stopped = Request(31, 200);
+  stopped.stop.ignore_eos = false;
+  stopped.stop.stop_token_ids = {14};  // copied from the prompt: lands inside a draft
+  const std::vector<GenerationRequest> rs = {capped, stopped};
+  const Outcome without = RunAll(rs, EngineConfig{}, CopyingPeak);
+  const Outcome with = RunAll(rs, Speculating(8), CopyingPeak);
+  ExpectSameOutputs(with, without);
+  EXPECT_EQ(with.outputs[0][0].tokens.size(), 13u);
+  EXPECT_EQ(with.outputs[0][0].finish, FinishReason::kLength);
+}
+
+TEST(EngineSpeculation, LargeBatchesDoNotSpeculate) {
+  std::vector<GenerationRequest> rs;
+  for (int32_t i = 0; i < 40; ++i) rs.push_back(Request(10 + i, 20));
+  EngineConfig spec = Speculating(4);
+  spec.speculation.max_step_tokens = 32;  // 40 decodes alone are past it
+  const Outcome with = RunAll(rs, spec, CopyingPeak);
+  EXPECT_EQ(with.stats.speculation.drafts, 0);
+}
+
+TEST(EngineSpeculation, AdaptiveLength) {
+  SpeculationState s;
+  EXPECT_EQ(s.K(8), 8);
+  s.Record(8, 8, 2);
+  EXPECT_EQ(s.K(8), 3);
+  s.Record(8, 3, 3);
+  EXPECT_EQ(s.K(8), 6);
+  s.Record(8, 6, 6);
+  EXPECT_EQ(s.K(8), 8);
+  s.Record(8, 8, 0);
+  EXPECT_EQ(s.K(8), 1);
+  EXPECT_EQ(s.drafted, 25);
+}
+
+TEST(EngineSpeculation, CountersBucketTheAcceptanceRate) {
+  SpeculationCounters c;
+  c.Record(4, 0);
+  c.Record(4, 1);
+  c.Record(4, 3);
+  c.Record(4, 4);
+  EXPECT_EQ(c.drafts, 4);
+  EXPECT_EQ(c.draft_tokens, 16);
+  EXPECT_EQ(c.accepted_tokens, 8);
+  EXPECT_EQ(c.by_rate, (std::array<int64_t, 5>{1, 1, 0, 1, 1}));
+}
+
+}  // namespace
+}  // namespace kiln::testing
