@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Speculative decoding (n-gram / prompt lookup, issue #29): single-stream decode tok/s of
 `kiln serve --speculate K` against the same server without it, and llama.cpp's prompt-lookup
-decoding (llama-cpp-python's LlamaPromptLookupDecoding, same GGUF, same thread count) against
-llama.cpp without it, in one run, on two prompt sets:
+example (`llama-lookup --draft-max K`, built from the vendor/llama.cpp of llama-cpp-python's
+sdist; same GGUF, same cores) against the same program with --draft-max 0, in one run, on
+these prompt sets:
 
   edit    outputs that copy their input (fix the spelling, reformat, extract, repeat code
           with a change): where prompt lookup pays;
@@ -12,10 +13,13 @@ llama.cpp without it, in one run, on two prompt sets:
 
 Kiln's token ids with and without speculation are compared: identical, greedy and seeded.
 Decode tok/s = (generated - 1) / (last token time - first token time), summed over the set.
---batch 16 adds `kiln bench` throughput at 16 concurrent streams with and without.
+--rounds R alternates Kiln without / with R times (order alternating) and reports the median
+of the rounds' ratios: this host's speed drifts by 5-10% between minutes. --batch 16 adds
+`kiln bench` throughput at 16 concurrent streams with and without, alternated the same way.
 
 usage: bench/speculative_bench.py [--model FILE.gguf] [--cores 0] [--k 4] [--max-new 160]
-       [--sets edit,random] [--no-peer] [--batch 16]
+       [--sets edit,random,random-sampled] [--rounds 3] [--llama-lookup PATH] [--batch 16]
+       [--flags "--speculate-max-step-tokens 4"]
 """
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ import argparse
 import http.client
 import json
 import random
+import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -118,7 +124,9 @@ def decode_rate(runs: list[tuple[list[int], list[float]]]) -> float:
 def run_kiln(a, k: int, prompts: list[str],
              sampled: bool) -> list[tuple[list[int], list[float]]]:
     log = Path(tempfile.gettempdir()) / f"kiln-speculative-{k}.log"
-    s = Serve(Path(a.kiln), Path(a.model), ["--cores", a.cores, "--speculate", str(k)], log)
+    extra = a.flags.split() if k else []
+    s = Serve(Path(a.kiln), Path(a.model), ["--cores", a.cores, "--speculate", str(k), *extra],
+              log)
     try:
         kiln_stream(s.url, prompts[0], 8)  # warm-up
         return [kiln_stream(s.url, p, a.max_new, sampled) for p in prompts]
@@ -126,36 +134,39 @@ def run_kiln(a, k: int, prompts: list[str],
         s.stop()
 
 
-def run_peer(a, k: int, prompts: list[str],
-             sampled: bool) -> list[tuple[list[int], list[float]]]:
-    from llama_cpp import Llama
-    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-    threads = len(a.cores.replace("-", ",").split(",")) if "-" not in a.cores else \
-        int(a.cores.split("-")[1]) - int(a.cores.split("-")[0]) + 1
-    draft = LlamaPromptLookupDecoding(max_ngram_size=3, num_pred_tokens=k) if k else None
-    llm = Llama(a.model, n_ctx=2048, n_threads=threads, n_threads_batch=threads, verbose=False,
-                draft_model=draft)
-    eos = llm.token_eos()
-    out = []
+def run_peer(a, k: int, prompts: list[str], sampled: bool) -> tuple[int, float]:
+    """llama.cpp's prompt-lookup example (llama-lookup, n-gram cache drafting, same GGUF and
+    threads); --draft-max 0 is the same program without speculation. (generated tokens,
+    decode seconds) summed over the prompts, from its "decoded N tokens in S seconds" line."""
+    threads = str(len(parse_cores(a.cores)))
+    sampling = ["--temp", "1.0", "--top-k", "0", "--top-p", "1.0", "--min-p", "0",
+                "--seed", "29"] if sampled else ["--temp", "0"]
+    tokens, seconds = 0, 0.0
     for p in prompts:
-        tokens = llm.tokenize(p.encode(), add_bos=False, special=True)
-        ids, times = [], []
-        llm.reset()
-        sampling = dict(top_k=0, top_p=1.0, min_p=0.0, temp=1.0) if sampled else \
-            dict(top_k=1, temp=0.0)
-        llm.set_seed(29)
-        for tok in llm.generate(tokens, reset=True, **sampling):
-            ids.append(tok)
-            times.append(time.perf_counter())
-            if tok == eos or len(ids) >= a.max_new:
-                break
-        out.append((ids, times))
+        proc = subprocess.run(["taskset", "-c", a.cores, a.llama_lookup, "-m", a.model, "-p", p,
+                               "-n", str(a.max_new), "--draft-max", str(k), "-t", threads,
+                               "-tb", threads, "-c", "2048", *sampling],
+                              capture_output=True, text=True, timeout=600)
+        m = re.search(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds", proc.stderr + proc.stdout)
+        if m is None:
+            raise SystemExit(f"llama-lookup: no timing line:\n{proc.stderr[-2000:]}")
+        tokens, seconds = tokens + int(m.group(1)), seconds + float(m.group(2))
+    return tokens, seconds
+
+
+def parse_cores(spec: str) -> list[int]:
+    out = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
     return out
 
 
 def batch_throughput(a, k: int) -> float:
     log = Path(tempfile.gettempdir()) / f"kiln-speculative-batch-{k}.log"
-    s = Serve(Path(a.kiln), Path(a.model), ["--cores", a.cores, "--speculate", str(k)], log)
+    extra = a.flags.split() if k else []
+    s = Serve(Path(a.kiln), Path(a.model), ["--cores", a.cores, "--speculate", str(k), *extra],
+              log)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "report.json"
@@ -170,6 +181,18 @@ def batch_throughput(a, k: int) -> float:
         s.stop()
 
 
+def alternate(rounds: int, measure) -> tuple[list[float], list[float], list]:
+    """measure(k_on: bool) -> (rate, payload); rounds alternate which runs first."""
+    off, on, payloads = [], [], []
+    for r in range(rounds):
+        order = (False, True) if r % 2 == 0 else (True, False)
+        got = {flag: measure(flag) for flag in order}
+        off.append(got[False][0])
+        on.append(got[True][0])
+        payloads.append((got[False][1], got[True][1]))
+    return off, on, payloads
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--kiln", default=str(REPO / "build" / "kiln"))
@@ -178,7 +201,9 @@ def main() -> None:
     p.add_argument("--k", type=int, default=4)
     p.add_argument("--max-new", type=int, default=160)
     p.add_argument("--sets", default="edit,random,random-sampled")
-    p.add_argument("--no-peer", action="store_true")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--llama-lookup", default=None)
+    p.add_argument("--flags", default="", help="more kiln serve flags for the speculative runs")
     p.add_argument("--batch", type=int, default=0)
     a = p.parse_args()
     if a.model is None:
@@ -186,26 +211,42 @@ def main() -> None:
         a.model = default_model()
     sets = {"edit": edit_prompts(), "random": random_prompts(),
             "random-sampled": random_prompts()}
-    print(f"| set (prompts) | Kiln | Kiln --speculate {a.k} | speed-up | llama.cpp "
-          f"| llama.cpp prompt lookup {a.k} | speed-up | Kiln tokens identical |")
+    print(f"| set (prompts) | Kiln tok/s | Kiln --speculate {a.k} {a.flags} | speed-up (rounds) "
+          f"| llama-lookup --draft-max 0 | --draft-max {a.k} | speed-up | Kiln tokens identical |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in a.sets.split(","):
         prompts, sampled = sets[name], name.endswith("sampled")
-        base, spec = run_kiln(a, 0, prompts, sampled), run_kiln(a, a.k, prompts, sampled)
-        same = sum(x[0] == y[0] for x, y in zip(base, spec))
-        kb, ks = decode_rate(base), decode_rate(spec)
-        row = f"| {name} ({len(prompts)}) | {kb:.1f} | {ks:.1f} | {ks / kb:.2f}x |"
-        if a.no_peer:
-            row += " – | – | – |"
+
+        def kiln(on: bool):
+            runs = run_kiln(a, a.k if on else 0, prompts, sampled)
+            return decode_rate(runs), [ids for ids, _ in runs]
+
+        off, on, payloads = alternate(a.rounds, kiln)
+        same = min(sum(x == y for x, y in zip(b, s)) for b, s in payloads)
+        ratios = [y / x for x, y in zip(off, on)]
+        row = (f"| {name} ({len(prompts)}) | {statistics.median(off):.1f} | "
+               f"{statistics.median(on):.1f} | {statistics.median(ratios):.2f}x "
+               f"({', '.join(f'{r:.2f}' for r in ratios)}) |")
+        if a.llama_lookup:
+            def peer(on: bool):
+                tokens, seconds = run_peer(a, a.k if on else 0, prompts, sampled)
+                return tokens / seconds, None
+
+            poff, pon, _ = alternate(a.rounds, peer)
+            pr = [y / x for x, y in zip(poff, pon)]
+            row += (f" {statistics.median(poff):.1f} | {statistics.median(pon):.1f} | "
+                    f"{statistics.median(pr):.2f}x |")
         else:
-            pb = decode_rate(run_peer(a, 0, prompts, sampled))
-            ps = decode_rate(run_peer(a, a.k, prompts, sampled))
-            row += f" {pb:.1f} | {ps:.1f} | {ps / pb:.2f}x |"
+            row += " – | – | – |"
         print(row + f" {same}/{len(prompts)} |", flush=True)
     if a.batch:
-        off, on = batch_throughput(a, 0), batch_throughput(a, a.k)
-        print(f"\n{a.batch} concurrent streams (kiln bench, 64+64 tokens): {off:.1f} tok/s "
-              f"without, {on:.1f} with --speculate {a.k} ({on / off:.3f}x)")
+        off, on, _ = alternate(a.rounds, lambda flag: (batch_throughput(a, a.k if flag else 0),
+                                                        None))
+        ratios = [y / x for x, y in zip(off, on)]
+        print(f"\n{a.batch} concurrent streams (kiln bench, 64+64 tokens, {10 * a.batch} "
+              f"requests): {statistics.median(off):.1f} tok/s without, "
+              f"{statistics.median(on):.1f} with --speculate {a.k} {a.flags} (ratios "
+              f"{', '.join(f'{r:.3f}' for r in ratios)})")
 
 
 if __name__ == "__main__":

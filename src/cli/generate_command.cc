@@ -137,7 +137,12 @@ void RunBatch(Model& model, const Tokenizer* tokenizer, const GenerateOptions& o
   const EngineStats stats = engine->Stats();
   std::cerr << "kiln generate: " << outcomes.size() << " requests, " << stats.steps << " steps, "
             << stats.preemptions << " preemptions, " << stats.prefix_cache_hits
-            << " prefix-cache block hits\n";
+            << " prefix-cache block hits";
+  if (stats.speculate > 0) {
+    std::cerr << ", " << stats.speculation.draft_tokens << " drafted tokens, "
+              << stats.speculation.accepted_tokens << " accepted";
+  }
+  std::cerr << "\n";
   for (size_t i = 0; i < outcomes.size(); ++i) {
     nlohmann::json line = OutcomeJson(outcomes[i], entries[i].details);
     line["index"] = i;

@@ -16,9 +16,13 @@ void AddSpeculationFlags(CLI::App* cmd, SpeculationConfig& c) {
                   "down to 1 are tried next")
       ->capture_default_str();
   cmd->add_option("--speculate-max-step-tokens", c.max_step_tokens,
-                  "Drafts stop being added once a step holds this many tokens (decodes, "
-                  "prefill chunks and drafts): large batches do not speculate")
+                  "Most tokens in a step with drafts (decodes, prefill chunks and drafts). "
+                  "Below it, drafts are trimmed to what pays by the step times the engine "
+                  "measures, so large batches stop speculating by themselves")
       ->capture_default_str();
+  cmd->add_flag("--speculate-all-drafts", c.all_drafts,
+                "Verify every proposed draft (up to --speculate-max-step-tokens) instead of "
+                "only those the measured step costs say pay (for tests and measurements)");
 }
 
 void CheckSpeculationFlags(const SpeculationConfig& c) {

@@ -1,7 +1,7 @@
 // Speculative decoding flags of kiln serve and kiln generate, in TGI's naming where it has one:
 // --speculate N (env SPECULATE; n-gram / prompt-lookup drafting, as TGI does without Medusa
-// heads), plus --speculate-ngram (longest n-gram matched) and --speculate-max-step-tokens (the
-// step size past which no more drafts are added).
+// heads), plus --speculate-ngram (longest n-gram matched) and --speculate-max-step-tokens (a
+// hard cap on a step with drafts; below it the engine's cost model decides).
 #pragma once
 
 #include <CLI/CLI.hpp>

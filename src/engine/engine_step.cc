@@ -1,5 +1,6 @@
 // One engine step: schedule, build the ragged batch, run the model, turn logits into tokens.
 #include <algorithm>
+#include <chrono>
 #include <exception>
 
 #include "engine/engine_impl.h"
@@ -25,7 +26,14 @@ void Engine::Impl::Step() {
     return;
   }
   BuildBatch();
-  if (RunForward()) ProcessOutputs();
+  // The step's cost by its size, sampling included (a verified draft samples every row).
+  const auto start = std::chrono::steady_clock::now();
+  if (RunForward()) {
+    ProcessOutputs();
+    step_cost_.Observe(static_cast<int64_t>(batch_.tokens.size()),
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                           .count());
+  }
   ++steps_;
   Reap();
 }

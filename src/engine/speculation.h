@@ -14,39 +14,61 @@
 // read, overwritten next step, never registered in the prefix cache); blocks past the kept
 // positions go back to the pool.
 //
-// Cost control: k adapts per sequence (SpeculationState), and a step spends at most
-// max_step_tokens on drafts and decodes together, so speculation backs off as the batch grows
-// and stops once decodes alone fill it (matmuls there are no longer bound by reading weights).
+// Cost control (AllotDrafts): proposals are trimmed each step to the drafted tokens that pay on
+// this hardware. Each sequence has an estimated per-token acceptance a (SpeculationState), so
+// its j-th drafted token is expected to add a^j tokens; the step's time at each size comes from
+// StepCost, measured as the engine runs. Drafted tokens are taken in order of expected gain and
+// the count that maximizes expected tokens per second of the step is kept. While a step is bound
+// by reading weights extra rows are nearly free and drafts ride along; once the batch makes it
+// compute-bound a row costs about what it yields without speculation and drafts stop, so
+// speculation backs off as the batch grows without a batch-size threshold.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
+#include <vector>
+
 #include "engine/ngram_proposer.h"
+#include "engine/step_cost.h"
 
 namespace kiln {
 
 struct SpeculationConfig {
   int32_t max_draft = 0;  // tokens proposed per sequence and step (TGI's --speculate); 0: off
   NgramConfig ngram;
-  // Drafted plus decoding tokens in one step beyond which no more drafts are added: past a few
-  // rows a step stops being bound by reading the weights and each extra row costs compute
-  // (SmolLM2-135M Q4_1, Zen 4, 1 core: 4.7 ms at 1 row, 5.4 ms at 4, 7.6 at 5, 10.3 at 8).
-  int32_t max_step_tokens = 8;
+  // A hard cap on a step with drafts (decodes, prefill chunks and drafts together).
+  int32_t max_step_tokens = 64;
+  // Verify every proposal up to the cap instead of trimming them by cost (tests, measurements).
+  bool all_drafts = false;
 };
 
-// One sequence's adaptive draft length: doubles (up to max_draft) after a fully accepted draft,
-// falls to accepted + 1 after a rejection, so a sequence that stops repeating soon drafts one
-// token at a time, and one that copies quickly returns to full drafts.
+// One sequence's estimated per-token acceptance: an average over its verified drafts (a draft
+// of d with a accepted counts as a successes and, when a < d, one failure). A sequence whose
+// drafts keep failing soon gets none allotted; while it gets none its estimate drifts back to
+// the prior, so it is tried again now and then (text that starts repeating is found again).
 struct SpeculationState {
-  int32_t next_k = 0;  // 0: not started (max_draft)
+  static constexpr double kPrior = 0.5;
+  double acceptance = kPrior;
   int64_t drafted = 0;
   int64_t accepted = 0;  // counted by the verifier as each drafted token is kept
 
-  int32_t K(int32_t max_draft) const { return next_k == 0 ? max_draft : next_k; }
-  // After a verification: counts the draft and sets the next length.
-  void Record(int32_t max_draft, int32_t num_drafted, int32_t num_accepted);
+  void Record(int32_t num_drafted, int32_t num_accepted);
+  void Idle();  // a decode step without a draft
 };
+
+struct DraftCandidate {
+  double acceptance = 0.0;  // SpeculationState::acceptance
+  int32_t proposed = 0;     // tokens the proposer offers
+  int32_t allotted = 0;     // out: how many of them to verify
+};
+
+// Sets each candidate's `allotted` (a prefix of its proposal) to maximize the step's expected
+// tokens per second: base_tokens is what the step holds without drafts, base_yield the tokens it
+// emits without them (its decodes), at most max_tokens in all. With no cost measured yet every
+// proposal is kept (up to max_tokens), so the first steps measure what drafts cost.
+void AllotDrafts(std::vector<DraftCandidate>& candidates, int64_t base_tokens, double base_yield,
+                 int64_t max_tokens, const StepCost& cost);
 
 // Engine-wide totals (/metrics): llama.cpp's spec_decode counters and a histogram of the
 // fraction of each verified draft that was accepted.

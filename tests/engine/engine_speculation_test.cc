@@ -47,10 +47,14 @@ struct Outcome {
 };
 
 // Submits every request at once (gated: they meet in the first step) and waits for all.
+// The fake's forward costs 300 us whatever its size (bound by reading weights), or with
+// `linear` 1 ms per token (bound by arithmetic: drafts never pay).
 Outcome RunAll(const std::vector<GenerationRequest>& requests, EngineConfig c, PeakFn peak,
-           int64_t num_blocks = 4096) {
+           int64_t num_blocks = 4096, bool linear = false) {
   FakeRunnerOptions o;
   o.num_blocks = num_blocks;
+  o.fixed_step_micros = linear ? 0 : 300;
+  o.token_micros = linear ? 1000 : 0;
   T tok;
   TestEngine t(o, c, &tok, std::move(peak), {}, false, /*gated=*/true);
   Collector collector;
@@ -129,9 +133,11 @@ TEST(EngineSpeculation, UnchangedWhenTheModelNeverRepeats) {
   const Outcome without = RunAll(rs, EngineConfig{}, {});
   const Outcome with = RunAll(rs, Speculating(4), {});
   ExpectSameOutputs(with, without);
-  // Spurious matches cost drafts; the adaptive length keeps their size near one token.
+  // Spurious matches are drafted (rows are free here) and seldom accepted; a step never yields
+  // fewer tokens than without speculation.
   const SpeculationCounters& s = with.stats.speculation;
-  EXPECT_LE(s.draft_tokens, 3 * s.drafts + 8);
+  EXPECT_LT(s.accepted_tokens * 4, s.draft_tokens);
+  EXPECT_LE(with.stats.steps, without.stats.steps);
 }
 
 TEST(EngineSpeculation, UnchangedUnderKvPressureWithPreemption) {
@@ -157,7 +163,17 @@ TEST(EngineSpeculation, LengthAndStopTokensAreExact) {
   EXPECT_EQ(with.outputs[0][0].finish, FinishReason::kLength);
 }
 
-TEST(EngineSpeculation, LargeBatchesDoNotSpeculate) {
+TEST(EngineSpeculation, NoDraftsWhereStepsCostPerToken) {
+  // The same copying model, but every token of a step costs its share: a draft row costs what
+  // a decode row yields, so the measured cost stops drafts after the first steps.
+  const std::vector<GenerationRequest> one = {Request(30, 120)};
+  const Outcome with = RunAll(one, Speculating(4), CopyingPeak, 4096, /*linear=*/true);
+  const Outcome without = RunAll(one, EngineConfig{}, CopyingPeak, 4096, /*linear=*/true);
+  ExpectSameOutputs(with, without);
+  EXPECT_LT(with.stats.speculation.drafts, 10);
+}
+
+TEST(EngineSpeculation, TheStepCapBoundsDrafts) {
   std::vector<GenerationRequest> rs;
   for (int32_t i = 0; i < 40; ++i) rs.push_back(Request(10 + i, 20));
   EngineConfig spec = Speculating(4);
@@ -166,18 +182,64 @@ TEST(EngineSpeculation, LargeBatchesDoNotSpeculate) {
   EXPECT_EQ(with.stats.speculation.drafts, 0);
 }
 
-TEST(EngineSpeculation, AdaptiveLength) {
+TEST(EngineSpeculation, AcceptanceEstimate) {
   SpeculationState s;
-  EXPECT_EQ(s.K(8), 8);
-  s.Record(8, 8, 2);
-  EXPECT_EQ(s.K(8), 3);
-  s.Record(8, 3, 3);
-  EXPECT_EQ(s.K(8), 6);
-  s.Record(8, 6, 6);
-  EXPECT_EQ(s.K(8), 8);
-  s.Record(8, 8, 0);
-  EXPECT_EQ(s.K(8), 1);
-  EXPECT_EQ(s.drafted, 25);
+  EXPECT_DOUBLE_EQ(s.acceptance, SpeculationState::kPrior);
+  s.Record(4, 4);  // observed 1.0
+  EXPECT_NEAR(s.acceptance, 0.65, 1e-12);
+  s.Record(4, 1);  // 1 of 2 trials
+  EXPECT_NEAR(s.acceptance, 0.605, 1e-12);
+  for (int i = 0; i < 30; ++i) s.Record(2, 0);
+  EXPECT_LT(s.acceptance, 0.01);
+  const double low = s.acceptance;
+  for (int i = 0; i < 64; ++i) s.Idle();  // drifts back toward the prior
+  EXPECT_GT(s.acceptance, low + 0.3);
+  EXPECT_LT(s.acceptance, SpeculationState::kPrior);
+  EXPECT_EQ(s.drafted, 8 + 60);
+}
+
+StepCost Curve(std::initializer_list<std::pair<int64_t, double>> points) {
+  StepCost c;
+  for (auto [tokens, seconds] : points) c.Observe(tokens, seconds);
+  return c;
+}
+
+TEST(EngineSpeculation, StepCostInterpolates) {
+  EXPECT_EQ(StepCost().Estimate(3), 0.0);
+  const StepCost c = Curve({{1, 1.0}, {5, 3.0}});
+  EXPECT_DOUBLE_EQ(c.Estimate(1), 1.0);
+  EXPECT_DOUBLE_EQ(c.Estimate(3), 2.0);   // between measured sizes
+  EXPECT_DOUBLE_EQ(c.Estimate(10), 6.0);  // past the largest: proportional
+  const StepCost only_large = Curve({{8, 2.0}});
+  EXPECT_DOUBLE_EQ(only_large.Estimate(2), 0.5);  // below the smallest: proportional
+  StepCost averaged = Curve({{2, 1.0}});
+  averaged.Observe(2, 2.0);
+  EXPECT_DOUBLE_EQ(averaged.Estimate(2), 1.2);
+}
+
+std::vector<int32_t> Allot(std::vector<DraftCandidate> c, int64_t base, double yield,
+                           const StepCost& cost, int64_t cap = 64) {
+  AllotDrafts(c, base, yield, cap, cost);
+  std::vector<int32_t> out;
+  for (const DraftCandidate& d : c) out.push_back(d.allotted);
+  return out;
+}
+
+TEST(EngineSpeculation, DraftsAreAllottedWhereTheyPay) {
+  // Flat to 4 rows, then 1.0 per row: one stream drafts 3 (its 4th would cost 1.0 for 0.9^4).
+  const StepCost knee = Curve({{1, 1.0}, {4, 1.0}, {8, 5.0}});
+  EXPECT_EQ(Allot({{0.9, 6}}, 1, 1, knee), (std::vector<int32_t>{3}));
+  // Two streams share the three free rows by expected gain: 0.9, 0.81 of the first, 0.5 next.
+  EXPECT_EQ(Allot({{0.9, 4}, {0.5, 4}}, 2, 2, knee), (std::vector<int32_t>{2, 0}));
+  EXPECT_EQ(Allot({{0.9, 1}, {0.5, 4}}, 2, 2, knee), (std::vector<int32_t>{1, 1}));
+  // A linear cost: a row yields less than a decode row does, so nothing is drafted.
+  const StepCost linear = Curve({{1, 1.0}, {64, 64.0}});
+  EXPECT_EQ(Allot({{0.95, 4}, {0.95, 4}}, 16, 16, linear), (std::vector<int32_t>{0, 0}));
+  // Nothing measured yet: everything proposed, up to the cap.
+  EXPECT_EQ(Allot({{0.1, 4}, {0.1, 4}}, 2, 2, StepCost(), 7), (std::vector<int32_t>{3, 2}));
+  // Past a jump (a second pass over the weights at 5 rows) a long draft can pay again.
+  const StepCost tiles = Curve({{1, 1.0}, {4, 1.0}, {5, 1.5}, {8, 1.5}});
+  EXPECT_EQ(Allot({{0.99, 8}}, 1, 1, tiles), (std::vector<int32_t>{7}));
 }
 
 TEST(EngineSpeculation, CountersBucketTheAcceptanceRate) {

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from collections import Counter
 
 import pytest
@@ -67,7 +68,10 @@ def run(run_kiln, model_path, requests, *extra):
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     for r in rows:
         assert "error" not in r, r
-    return rows
+    return rows, proc.stderr
+
+
+SPECULATE = ("--speculate", 4, "--speculate-all-drafts")
 
 
 def assert_same(spec, plain, what):
@@ -98,11 +102,12 @@ def test_speculation_changes_no_token(run_kiln, model_paths, tmp_path, model, ba
     requests = tmp_path / "requests.jsonl"
     write_requests(requests, prompts)
     flags = ("--max-batch-size", batch, "--cores", "0-1")
-    # max-step-tokens 64: drafts ride along in batches of 16 too (the default stops them there).
-    spec = run(run_kiln, model_paths[model], requests, *flags, "--speculate", 4,
-               "--speculate-max-step-tokens", 64)
-    plain = run(run_kiln, model_paths[model], requests, *flags)
+    # Every proposal verified: in batches of 16 too, where the cost model would drop them.
+    spec, log = run(run_kiln, model_paths[model], requests, *flags, *SPECULATE)
+    plain, _ = run(run_kiln, model_paths[model], requests, *flags)
     assert_same(spec, plain, f"{model} batch {batch}")
+    drafted, accepted = map(int, re.search(r"(\d+) drafted tokens, (\d+) accepted", log).groups())
+    assert drafted > 0 and accepted > 0, log
     assert len({tuple(r["token_ids"]) for r in plain}) > len(prompts) // 2, "degenerate outputs"
 
 
@@ -118,12 +123,13 @@ def test_sampled_token_distribution_is_unchanged(run_kiln, stories_gguf, tmp_pat
     than 5 expected draws merged."""
     requests = tmp_path / "seeds.jsonl"
     lines = [json.dumps({"prompt": "Once upon a time, there was a little", "max_new_tokens": 12,
-                         "ignore_eos": True, "temperature": 1.0, "seed": s})
+                         "ignore_eos": True, "do_sample": True, "temperature": 1.0,
+                         "seed": s})
              for s in range(400)]
     requests.write_text("\n".join(lines) + "\n")
     counts = []
-    for extra in (("--speculate", 4, "--speculate-max-step-tokens", 64), ()):
-        rows = run(run_kiln, stories_gguf, requests, "--max-batch-size", 16, *extra)
+    for extra in (SPECULATE, ()):
+        rows, _ = run(run_kiln, stories_gguf, requests, "--max-batch-size", 16, *extra)
         counts.append(Counter(r["token_ids"][-1] for r in rows))
     a, b = counts
     n_a, n_b = sum(a.values()), sum(b.values())
