@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "cli/default_model.h"
-#include "cli/served_model.h"
 #include "cli/engine_run.h"
 #include "cli/generate_batch.h"
 #include "cli/generate_output.h"
 #include "cli/generate_params.h"
+#include "cli/served_model.h"
 #include "cli/speculation_flags.h"
 #include "engine/engine.h"
 #include "engine/model_runner_impl.h"

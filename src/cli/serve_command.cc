@@ -16,8 +16,8 @@
 
 #include "cli/default_model.h"
 #include "cli/observability_flags.h"
-#include "cli/speculation_flags.h"
 #include "cli/served_model.h"
+#include "cli/speculation_flags.h"
 #include "engine/engine.h"
 #include "engine/model_runner_impl.h"
 #include "formats/gguf.h"

@@ -107,9 +107,9 @@ class Engine::Impl {
   ThroughputWindow throughput_;
   int64_t steps_ = 0, preemptions_ = 0, generated_ = 0;
   SpeculationCounters speculation_;
-  StepCost step_cost_;                       // forward seconds by step size
-  std::vector<Sequence*> drafting_;          // ProposeDrafts' scratch
-  std::vector<DraftCandidate> candidates_;   // one per drafting_ entry
+  StepCost step_cost_;                      // forward seconds by step size
+  std::vector<Sequence*> drafting_;         // ProposeDrafts' scratch
+  std::vector<DraftCandidate> candidates_;  // one per drafting_ entry
 
   std::thread thread_;  // last: starts once everything above exists
 };

@@ -20,9 +20,9 @@ void Engine::Impl::ProposeDrafts() {
     if (remaining != 1 || s->generated == 0) continue;
     ++decodes;
     // Kept tokens this step are at most 1 + draft: never past max_new_tokens or the context.
-    const int64_t room = std::min<int64_t>(s->stop.TokensLeft(s->generated) - 1,
-                                           limits_.max_context - 1 -
-                                               static_cast<int64_t>(s->tokens.size()));
+    const int64_t room =
+        std::min<int64_t>(s->stop.TokensLeft(s->generated) - 1,
+                          limits_.max_context - 1 - static_cast<int64_t>(s->tokens.size()));
     const int64_t k = std::min<int64_t>(room, c.max_draft);
     if (k > 0) ProposeNgram(s->tokens, static_cast<int32_t>(k), c.ngram, s->draft);
     if (s->draft.empty()) continue;

@@ -30,9 +30,9 @@ void Engine::Impl::Step() {
   const auto start = std::chrono::steady_clock::now();
   if (RunForward()) {
     ProcessOutputs();
-    step_cost_.Observe(static_cast<int64_t>(batch_.tokens.size()),
-                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                           .count());
+    step_cost_.Observe(
+        static_cast<int64_t>(batch_.tokens.size()),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   ++steps_;
   Reap();

@@ -28,15 +28,15 @@ void Scheduler::Schedule(std::vector<Sequence*>& running, std::deque<Sequence*>&
   for (size_t i = 0; i < running.size() && budget > 0; ++i) {
     Sequence& s = *running[i];
     const int64_t n = std::min(Remaining(s), budget);
-    const int64_t d = ReserveDraft(s, n, budget);
-    if (d == 0 && !ReserveOrPreempt(s, n, running, waiting, plan)) break;  // s was the last one
-    plan.chunks.push_back({&s, n, d});
-    budget -= n + d;
+    if (!ReserveOrPreempt(s, n, running, waiting, plan)) break;  // s was the last one
+    plan.chunks.push_back({&s, n});
+    budget -= n;
   }
   // After a preemption the pool is short: admitting newcomers would only thrash.
   if (plan.preempted.empty() && plan.unfittable.empty()) {
     AdmitWaiting(budget, running, waiting, plan);
   }
+  AttachDrafts(budget, plan);
   plan.num_tokens = config_.max_batch_tokens - budget;
 }
 
@@ -59,14 +59,19 @@ bool Scheduler::ReserveOrPreempt(Sequence& s, int64_t n, std::vector<Sequence*>&
   return true;
 }
 
-int64_t Scheduler::ReserveDraft(Sequence& s, int64_t n, int64_t budget) {
-  const int64_t d = std::min(static_cast<int64_t>(s.draft.size()), budget - n);
-  if (n != Remaining(s) || d <= 0 || !kv_.Reserve(s.blocks, s.num_computed + n + d)) {
-    s.draft.clear();
-    return 0;
+void Scheduler::AttachDrafts(int64_t& budget, StepPlan& plan) {
+  for (ScheduledChunk& c : plan.chunks) {
+    Sequence& s = *c.seq;
+    const int64_t d = std::min(static_cast<int64_t>(s.draft.size()), budget);
+    if (d <= 0 || c.num_tokens != Remaining(s) ||
+        !kv_.Reserve(s.blocks, s.num_computed + c.num_tokens + d)) {
+      s.draft.clear();
+      continue;
+    }
+    s.draft.resize(d);
+    c.num_draft = d;
+    budget -= d;
   }
-  s.draft.resize(d);
-  return d;
 }
 
 void Scheduler::AdmitWaiting(int64_t& budget, std::vector<Sequence*>& running,

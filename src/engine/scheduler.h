@@ -9,11 +9,11 @@
 //     back to the FRONT of the waiting queue to recompute prompt + generated tokens later; its
 //     full blocks usually survive in the prefix cache) until the reservation fits. A sequence
 //     that does not fit even alone is returned as unfittable (Submit's limits prevent this).
-//     A decode's draft (speculation.h) rides along only when the budget and free blocks allow
-//     it as they are: a draft never preempts anyone, it is dropped instead.
 //  2. If nothing was preempted, waiting sequences in FIFO order while budget, max_batch_size
 //     and KV blocks allow, each with its first chunk and any cached prefix. Strict FIFO: when
 //     the head cannot be admitted nobody behind it is, so no request starves.
+//  3. Decodes' drafts (speculation.h) from the budget and free blocks left after 1 and 2: a
+//     draft never preempts or delays anyone, it is cut or dropped instead.
 //  Choices 1..n-1 of a request wait while choice 0 prefills the shared prompt, then take its
 //  full blocks from the prefix cache instead of recomputing them.
 #pragma once
@@ -43,7 +43,7 @@ struct StepPlan {
   std::vector<ScheduledChunk> chunks;  // batch order
   std::vector<Sequence*> preempted;    // now at the front of the waiting queue
   std::vector<Sequence*> unfittable;   // removed from running, blocks freed: fail them
-  int64_t num_tokens = 0;  // including drafts
+  int64_t num_tokens = 0;              // including drafts
   void Clear();
 };
 
@@ -59,8 +59,9 @@ class Scheduler {
   // when `s` itself had to go.
   bool ReserveOrPreempt(Sequence& s, int64_t n, std::vector<Sequence*>& running,
                         std::deque<Sequence*>& waiting, StepPlan& plan);
-  // How much of s's draft goes with its `n` tokens: reserved now if the pool has the blocks.
-  int64_t ReserveDraft(Sequence& s, int64_t n, int64_t budget);
+  // Last, from what is left of the budget and the free blocks: each scheduled decode's draft
+  // (or as much of it as fits), so that drafts never cost anyone a place or a block.
+  void AttachDrafts(int64_t& budget, StepPlan& plan);
   void AdmitWaiting(int64_t& budget, std::vector<Sequence*>& running,
                     std::deque<Sequence*>& waiting, StepPlan& plan);
   bool Admissible(const Sequence& s) const;

@@ -8,13 +8,13 @@
 #include <span>
 #include <vector>
 
-#include "tokenizer/detokenizer.h"
 #include "engine/engine.h"
 #include "engine/speculation.h"
 #include "kv/kv_cache_manager.h"
 #include "sampling/sampler.h"
 #include "sampling/stop_criteria.h"
 #include "sampling/stop_sequence_matcher.h"
+#include "tokenizer/detokenizer.h"
 
 namespace kiln {
 

@@ -26,7 +26,6 @@
 
 #include <array>
 #include <cstdint>
-
 #include <vector>
 
 #include "engine/ngram_proposer.h"
@@ -74,9 +73,9 @@ void AllotDrafts(std::vector<DraftCandidate>& candidates, int64_t base_tokens, d
 // fraction of each verified draft that was accepted.
 struct SpeculationCounters {
   static constexpr std::array<double, 5> kRateBounds = {0.0, 0.25, 0.5, 0.75, 1.0};
-  int64_t drafts = 0;           // drafts verified
-  int64_t draft_tokens = 0;     // tokens in them
-  int64_t accepted_tokens = 0;  // drafted tokens kept
+  int64_t drafts = 0;                                 // drafts verified
+  int64_t draft_tokens = 0;                           // tokens in them
+  int64_t accepted_tokens = 0;                        // drafted tokens kept
   std::array<int64_t, kRateBounds.size()> by_rate{};  // drafts with rate <= bound (not cumulative)
   double rate_sum = 0.0;
   void Record(int32_t num_drafted, int32_t num_accepted);

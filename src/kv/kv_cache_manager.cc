@@ -79,7 +79,8 @@ void KvCacheManager::Commit(BlockTable& table, std::span<const int32_t> tokens,
 }
 
 void KvCacheManager::Truncate(BlockTable& table, int64_t num_tokens) {
-  const size_t keep = static_cast<size_t>(std::max<int64_t>(BlocksFor(num_tokens), table.num_hashed));
+  const size_t keep =
+      static_cast<size_t>(std::max<int64_t>(BlocksFor(num_tokens), table.num_hashed));
   while (table.blocks.size() > keep) {
     pool_.Unref(table.blocks.back());
     table.blocks.pop_back();

@@ -10,7 +10,7 @@ namespace kiln {
 struct BatchSequence {
   int64_t token_begin = 0;  // this sequence's tokens are Batch::tokens[token_begin, +count)
   int64_t token_count = 0;
-  int64_t start_pos = 0;    // position of its first new token; [0, start_pos) is already in KV
+  int64_t start_pos = 0;  // position of its first new token; [0, start_pos) is already in KV
   // KV block ids covering positions [0, start_pos + token_count): position p lives in block
   // block_table[p / block_size] at row p % block_size.
   std::vector<int32_t> block_table;

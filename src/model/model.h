@@ -42,7 +42,8 @@ class Model {
 
   // Runs the batch's new tokens [T] (several sequences concatenated), writing their K/V into
   // `kv` at the rows their block tables name, and writes logits [R, V]: num_logits rows for each
-  // sequence with want_logits (its last tokens, in position order), in batch order. One call at a time per Model (it owns the activation scratch).
+  // sequence with want_logits (its last tokens, in position order), in batch order. One call at a
+  // time per Model (it owns the activation scratch).
   void Forward(const Batch& batch, PagedKvCache& kv, ThreadPool& pool, float* logits);
 
   // Convenience for one sequence whose KV blocks are 0, 1, 2, ... of `kv`: tokens at positions

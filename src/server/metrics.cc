@@ -126,9 +126,9 @@ std::string Metrics::Render(const EngineStats& e, const ServerGauges& s) const {
   duration_.Render(out, "tgi_request_duration", "End-to-end request duration (s)");
   validation_.Render(out, "tgi_request_validation_duration",
                      "Parsing, templating and tokenization (s)");
-  queue_.Render(out, "tgi_request_queue_duration",
-                "Submission to first scheduled step (s)");
-  inference_.Render(out, "tgi_request_inference_duration", "First scheduled step to last token (s)");
+  queue_.Render(out, "tgi_request_queue_duration", "Submission to first scheduled step (s)");
+  inference_.Render(out, "tgi_request_inference_duration",
+                    "First scheduled step to last token (s)");
   time_per_token_.Render(out, "tgi_request_mean_time_per_token_duration",
                          "Inference time per generated token (s)");
   input_length_.Render(out, "tgi_request_input_length", "Prompt tokens per request");
@@ -138,8 +138,7 @@ std::string Metrics::Render(const EngineStats& e, const ServerGauges& s) const {
                          "Generated tokens per request that came from accepted speculative drafts");
   ttft_.Render(out, "kiln_time_to_first_token_seconds", "Arrival to first token (s)");
   itl_.Render(out, "kiln_inter_token_latency_seconds", "Time between consecutive tokens (s)");
-  queue_.Render(out, "kiln_request_queue_time_seconds",
-                "Submission to first scheduled step (s)");
+  queue_.Render(out, "kiln_request_queue_time_seconds", "Submission to first scheduled step (s)");
   Gauge(out, "kiln_requests_running", "Sequences the engine is running",
         static_cast<double>(e.running));
   Gauge(out, "kiln_requests_waiting", "Requests in the engine queue",

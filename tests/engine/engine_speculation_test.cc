@@ -50,7 +50,7 @@ struct Outcome {
 // The fake's forward costs 300 us whatever its size (bound by reading weights), or with
 // `linear` 1 ms per token (bound by arithmetic: drafts never pay).
 Outcome RunAll(const std::vector<GenerationRequest>& requests, EngineConfig c, PeakFn peak,
-           int64_t num_blocks = 4096, bool linear = false) {
+               int64_t num_blocks = 4096, bool linear = false) {
   FakeRunnerOptions o;
   o.num_blocks = num_blocks;
   o.fixed_step_micros = linear ? 0 : 300;
