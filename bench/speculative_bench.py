@@ -20,6 +20,7 @@ of the rounds' ratios: this host's speed drifts by 5-10% between minutes. --batc
 usage: bench/speculative_bench.py [--model FILE.gguf] [--cores 0] [--k 4] [--max-new 160]
        [--sets edit,random,random-sampled] [--rounds 3] [--llama-lookup PATH] [--batch 16]
        [--flags "--speculate-max-step-tokens 4"]
+       [--draft-model DRAFT.gguf --llama-speculative PATH/llama-speculative-simple]
 """
 from __future__ import annotations
 
@@ -125,6 +126,8 @@ def run_kiln(a, k: int, prompts: list[str],
              sampled: bool) -> list[tuple[list[int], list[float]]]:
     log = Path(tempfile.gettempdir()) / f"kiln-speculative-{k}.log"
     extra = a.flags.split() if k else []
+    if k and a.draft_model:
+        extra += ["--draft-model", a.draft_model]
     s = Serve(Path(a.kiln), Path(a.model), ["--cores", a.cores, "--speculate", str(k), *extra],
               log)
     try:
@@ -142,8 +145,14 @@ def run_peer(a, k: int, prompts: list[str], sampled: bool) -> tuple[int, float]:
     sampling = ["--temp", "1.0", "--top-k", "0", "--top-p", "1.0", "--min-p", "0",
                 "--seed", "29"] if sampled else ["--temp", "0"]
     tokens, seconds = 0, 0.0
+    # With --draft-model: llama-speculative-simple with the same draft file (-md); its baseline
+    # stays llama-lookup --draft-max 0 (the same decoding loop without drafts).
+    if a.draft_model and k:
+        program = [a.llama_speculative, "-md", a.draft_model, "-tbd", threads, "-td", threads]
+    else:
+        program = [a.llama_lookup]
     for p in prompts:
-        proc = subprocess.run(["taskset", "-c", a.cores, a.llama_lookup, "-m", a.model, "-p", p,
+        proc = subprocess.run(["taskset", "-c", a.cores, *program, "-m", a.model, "-p", p,
                                "-n", str(a.max_new), "--draft-max", str(k), "-t", threads,
                                "-tb", threads, "-c", "2048", *sampling],
                               capture_output=True, text=True, timeout=600)
@@ -203,6 +212,10 @@ def main() -> None:
     p.add_argument("--sets", default="edit,random,random-sampled")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--llama-lookup", default=None)
+    p.add_argument("--draft-model", default=None,
+                   help="draft with this model (kiln --draft-model, llama-speculative-simple -md)")
+    p.add_argument("--llama-speculative", default=None,
+                   help="llama-speculative-simple, for the peer with --draft-model")
     p.add_argument("--flags", default="", help="more kiln serve flags for the speculative runs")
     p.add_argument("--batch", type=int, default=0)
     a = p.parse_args()
@@ -212,7 +225,7 @@ def main() -> None:
     sets = {"edit": edit_prompts(), "random": random_prompts(),
             "random-sampled": random_prompts()}
     print(f"| set (prompts) | Kiln tok/s | Kiln --speculate {a.k} {a.flags} | speed-up (rounds) "
-          f"| llama-lookup --draft-max 0 | --draft-max {a.k} | speed-up | Kiln tokens identical |")
+          f"| llama-lookup --draft-max 0 | {'llama-speculative-simple' if a.draft_model else 'llama-lookup'} --draft-max {a.k} | speed-up | Kiln tokens identical |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in a.sets.split(","):
         prompts, sampled = sets[name], name.endswith("sampled")

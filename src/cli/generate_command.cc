@@ -42,7 +42,7 @@ struct GenerateOptions {
   int32_t max_batch_prefill_tokens = 4096;
   int64_t max_batch_total_tokens = 0;  // 0: room for every request at once
   bool no_prefix_caching = false;
-  SpeculationConfig speculation;
+  SpeculationOptions speculation;
   std::string dump_logits;  // developer: f32 logits [n_prompt, V] of the prompt
   bool token_by_token = false;
 };
@@ -96,9 +96,11 @@ void DumpPromptLogits(Model& model, const std::vector<int32_t>& ids, const Gener
 
 // The engine over `model`; without --max-batch-total-tokens the KV pool holds every request
 // whole at once (so nothing is preempted), at least one block per request more than needed.
+// `draft_model` receives the --draft-model and must outlive the engine.
 std::unique_ptr<Engine> MakeEngine(Model& model, const Tokenizer* tokenizer,
                                    const std::vector<BatchEntry>& entries,
-                                   const GenerateOptions& opt) {
+                                   const GenerateOptions& opt,
+                                   std::unique_ptr<Model>& draft_model) {
   ModelRunnerOptions ro;
   ro.block_size = kBlockSize;
   ro.kv_cache_dtype = KvDType(opt, model);
@@ -116,8 +118,10 @@ std::unique_ptr<Engine> MakeEngine(Model& model, const Tokenizer* tokenizer,
   ec.max_batch_prefill_tokens = opt.max_batch_prefill_tokens;
   ec.max_queue = std::max<int32_t>(ec.max_queue, static_cast<int32_t>(entries.size()) + 1);
   ec.prefix_caching = !opt.no_prefix_caching;
-  ec.speculation = opt.speculation;
-  return std::make_unique<Engine>(MakeModelRunner(model, ro), tokenizer, ec);
+  ec.speculation = opt.speculation.config;
+  std::unique_ptr<ModelRunner> runner = MakeModelRunner(model, ro);
+  std::unique_ptr<ModelRunner> draft = LoadDraftRunner(opt.speculation, *runner, draft_model);
+  return std::make_unique<Engine>(std::move(runner), tokenizer, ec, std::move(draft));
 }
 
 std::vector<PendingRequest> Pending(std::vector<BatchEntry>& entries) {
@@ -130,7 +134,8 @@ std::vector<PendingRequest> Pending(std::vector<BatchEntry>& entries) {
 void RunBatch(Model& model, const Tokenizer* tokenizer, const GenerateOptions& opt) {
   std::vector<BatchEntry> entries =
       ReadBatchFile(opt.batch_file, opt.params, tokenizer, model.config().eos_token_ids);
-  std::unique_ptr<Engine> engine = MakeEngine(model, tokenizer, entries, opt);
+  std::unique_ptr<Model> draft_model;  // outlives the engine
+  std::unique_ptr<Engine> engine = MakeEngine(model, tokenizer, entries, opt, draft_model);
   std::vector<std::vector<int32_t>> prompts;
   for (const BatchEntry& e : entries) prompts.push_back(e.pending.request.prompt);
   std::vector<RequestOutcome> outcomes = RunRequests(*engine, Pending(entries));
@@ -157,7 +162,8 @@ void RunOne(Model& model, const Tokenizer* tokenizer, std::vector<int32_t> ids,
             const GenerateOptions& opt) {
   std::vector<BatchEntry> entries(1);
   entries[0].pending.request = MakeRequest(opt.params, ids, model.config().eos_token_ids);
-  std::unique_ptr<Engine> engine = MakeEngine(model, tokenizer, entries, opt);
+  std::unique_ptr<Model> draft_model;  // outlives the engine
+  std::unique_ptr<Engine> engine = MakeEngine(model, tokenizer, entries, opt, draft_model);
   const bool details = opt.params.details;
   EventObserver print = [details](size_t, const GenerationEvent& ev) {
     if (!details) std::cout << ev.text << std::flush;
@@ -174,7 +180,7 @@ void RunOne(Model& model, const Tokenizer* tokenizer, std::vector<int32_t> ids,
   std::cout << out.dump(2) << std::endl;
 }
 
-void RunGenerate(const GenerateOptions& opt) {
+void RunGenerate(GenerateOptions opt) {
   CheckSpeculationFlags(opt.speculation);
   std::string model_path = ResolveModelId(opt.model_id);
   std::unique_ptr<Model> model = Model::Load(model_path);

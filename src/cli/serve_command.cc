@@ -66,7 +66,7 @@ struct ServeOptions {
   int io_threads = 2;
   bool no_prefix_caching = false;
   ObservabilityOptions observability;
-  SpeculationConfig speculation;
+  SpeculationOptions speculation;
 };
 
 std::chrono::milliseconds Millis(double seconds) {
@@ -257,9 +257,11 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
   // Admission bounds the queue; the engine's own bound must never refuse first.
   engine_config.max_queue = std::max(1, config.max_concurrent_requests + config.max_queue);
   engine_config.prefix_caching = !o.no_prefix_caching;
-  engine_config.speculation = o.speculation;
-  auto backend = std::make_unique<EngineBackend>(
-      std::make_unique<Engine>(std::move(runner), tokenizer.get(), engine_config));
+  engine_config.speculation = o.speculation.config;
+  std::unique_ptr<Model> draft_model;  // outlives the engine
+  std::unique_ptr<ModelRunner> draft = LoadDraftRunner(o.speculation, *runner, draft_model);
+  auto backend = std::make_unique<EngineBackend>(std::make_unique<Engine>(
+      std::move(runner), tokenizer.get(), engine_config, std::move(draft)));
 
   Server server(config, *backend, tokenizer.get(), LoadChatTemplate(*model, *tokenizer));
   server.Start();

@@ -34,7 +34,7 @@ ModelRunner& CheckedRunner(const std::unique_ptr<ModelRunner>& runner) {
 }  // namespace
 
 Engine::Impl::Impl(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer,
-                   EngineConfig config)
+                   EngineConfig config, std::unique_ptr<ModelRunner> draft)
     : runner_(std::move(runner)),
       tokenizer_(tokenizer),
       config_(config),
@@ -49,6 +49,14 @@ Engine::Impl::Impl(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokeniz
   if (tokenizer_ != nullptr) eos_ids_ = tokenizer_->StopIds();
   stats_.kv_blocks_total = runner_->num_blocks();
   stats_.speculate = config.speculation.max_draft;
+  if (draft != nullptr) {
+    KILN_CHECK(draft->vocab_size() == vocab_, "the draft model's vocabulary (", draft->vocab_size(),
+               " tokens) differs from the model's (", vocab_, ")");
+    KILN_CHECK(draft->block_size() == runner_->block_size() &&
+                   draft->num_blocks() >= runner_->num_blocks(),
+               "the draft model's KV pool must have the model's block layout");
+    draft_ = std::make_unique<DraftModel>(std::move(draft));
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -179,8 +187,9 @@ void Engine::Impl::PublishStats() {
   stats_.speculation = speculation_;
 }
 
-Engine::Engine(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer, EngineConfig config)
-    : impl_(std::make_unique<Impl>(std::move(runner), tokenizer, config)) {}
+Engine::Engine(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer, EngineConfig config,
+               std::unique_ptr<ModelRunner> draft)
+    : impl_(std::make_unique<Impl>(std::move(runner), tokenizer, config, std::move(draft))) {}
 
 Engine::~Engine() = default;
 

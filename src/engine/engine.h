@@ -52,7 +52,10 @@ class Engine {
   using RequestId = uint64_t;
 
   // `tokenizer` may be null (events then carry empty text, stop sequences are unsupported).
-  Engine(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer, EngineConfig config);
+  // `draft`: a speculative draft model's runner (MakeDraftRunner) with the same vocabulary;
+  // with it, config.speculation's drafts come from that model instead of n-gram lookup.
+  Engine(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer, EngineConfig config,
+         std::unique_ptr<ModelRunner> draft = nullptr);
   ~Engine();  // stops the engine thread; pending requests end with FinishReason::kCancelled
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/draft_model.h"
 #include "engine/engine.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
@@ -30,7 +31,8 @@ namespace kiln {
 
 class Engine::Impl {
  public:
-  Impl(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer, EngineConfig config);
+  Impl(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer, EngineConfig config,
+       std::unique_ptr<ModelRunner> draft);
   ~Impl();
 
   RequestId Submit(GenerationRequest request, EventSink sink);
@@ -61,6 +63,7 @@ class Engine::Impl {
 
   // engine_speculation.cc: drafts before the step, their verification after it.
   void ProposeDrafts();
+  void ProposeWithDraftModel();
   void VerifyDraft(Sequence& s, int64_t num_draft, float* logits);
 
   // engine_output.cc: tokens -> events.
@@ -110,6 +113,9 @@ class Engine::Impl {
   StepCost step_cost_;                      // forward seconds by step size
   std::vector<Sequence*> drafting_;         // ProposeDrafts' scratch
   std::vector<DraftCandidate> candidates_;  // one per drafting_ entry
+  std::unique_ptr<DraftModel> draft_;       // null: n-gram drafts
+  std::vector<DraftJob> draft_jobs_;
+  StepCost draft_cost_;  // the draft model's forward seconds by size
 
   std::thread thread_;  // last: starts once everything above exists
 };

@@ -15,6 +15,7 @@ void Engine::Impl::ProposeDrafts() {
   candidates_.clear();
   for (Sequence* s : running_) {
     s->draft.clear();
+    s->draft_fed = 0;
     const int64_t remaining = static_cast<int64_t>(s->tokens.size()) - s->num_computed;
     base_tokens += remaining;
     if (remaining != 1 || s->generated == 0) continue;
@@ -24,22 +25,63 @@ void Engine::Impl::ProposeDrafts() {
         std::min<int64_t>(s->stop.TokensLeft(s->generated) - 1,
                           limits_.max_context - 1 - static_cast<int64_t>(s->tokens.size()));
     const int64_t k = std::min<int64_t>(room, c.max_draft);
-    if (k > 0) ProposeNgram(s->tokens, static_cast<int32_t>(k), c.ngram, s->draft);
-    if (s->draft.empty()) continue;
+    if (k <= 0) continue;
     drafting_.push_back(s);
-    candidates_.push_back({s->speculation.acceptance, static_cast<int32_t>(s->draft.size()), 0});
+    candidates_.push_back({s->speculation.acceptance, static_cast<int32_t>(k), 0});
   }
   if (candidates_.empty()) return;
-  AllotDrafts(candidates_, base_tokens, static_cast<double>(decodes), c.max_step_tokens,
-              c.all_drafts ? StepCost() : step_cost_);
+  const StepCost& cost = c.all_drafts ? StepCost() : step_cost_;
+  if (draft_ != nullptr) {
+    // A draft model's tokens cost forwards of their own: only what can pay is drafted.
+    // A drafting round is one single-token forward of the draft over the drafting sequences.
+    const double round = draft_cost_.Estimate(static_cast<int64_t>(candidates_.size()));
+    AllotDrafts(candidates_, base_tokens, static_cast<double>(decodes), c.max_step_tokens, cost,
+                c.all_drafts ? 0.0 : round);
+    ProposeWithDraftModel();
+  } else {
+    for (size_t i = 0; i < drafting_.size(); ++i) {
+      ProposeNgram(drafting_[i]->tokens, candidates_[i].proposed, c.ngram, drafting_[i]->draft);
+      candidates_[i].proposed = static_cast<int32_t>(drafting_[i]->draft.size());
+    }
+  }
+  AllotDrafts(candidates_, base_tokens, static_cast<double>(decodes), c.max_step_tokens, cost);
   for (size_t i = 0; i < drafting_.size(); ++i) {
     Sequence& s = *drafting_[i];
-    s.draft.resize(candidates_[i].allotted);
+    s.draft.resize(std::min<size_t>(s.draft.size(), candidates_[i].allotted));
     if (s.draft.empty()) s.speculation.Idle();
   }
 }
 
+// Drafts of candidates_[i].allotted tokens from the draft model, for the candidates that have
+// any; the KV blocks for the drafted positions are reserved first (no block, no draft).
+void Engine::Impl::ProposeWithDraftModel() {
+  draft_jobs_.clear();
+  for (size_t i = 0; i < drafting_.size(); ++i) {
+    Sequence& s = *drafting_[i];
+    DraftCandidate& c = candidates_[i];
+    const int64_t size = static_cast<int64_t>(s.tokens.size());
+    if (c.allotted == 0 || !kv_.Reserve(s.blocks, size + c.allotted)) {
+      c.proposed = 0;
+      continue;
+    }
+    DraftJob& job = draft_jobs_.emplace_back();
+    job.tokens = s.tokens;
+    job.blocks = s.blocks.blocks;
+    job.computed = &s.draft_computed;
+    job.k = c.allotted;
+    job.draft = &s.draft;
+  }
+  if (!draft_jobs_.empty()) draft_->Propose(draft_jobs_, draft_cost_);
+  for (size_t i = 0; i < drafting_.size(); ++i) {
+    Sequence& s = *drafting_[i];
+    // The draft model was fed every proposed token but the last.
+    s.draft_fed = std::max<int64_t>(0, static_cast<int64_t>(s.draft.size()) - 1);
+    candidates_[i].proposed = static_cast<int32_t>(s.draft.size());
+  }
+}
+
 void Engine::Impl::VerifyDraft(Sequence& s, int64_t num_draft, float* logits) {
+  const int64_t fed_from = s.num_computed;  // where the draft tokens were fed
   kv_.Commit(s.blocks, s.tokens, s.num_computed);
   int32_t accepted = 0;
   for (int64_t j = 0; j <= num_draft; ++j) {
@@ -58,6 +100,8 @@ void Engine::Impl::VerifyDraft(Sequence& s, int64_t num_draft, float* logits) {
   if (s.state == SequenceState::kRunning) {
     kv_.Truncate(s.blocks, static_cast<int64_t>(s.tokens.size()));
   }
+  // The draft model's rows of accepted tokens it was fed stand too.
+  if (s.draft_computed == fed_from) s.draft_computed += std::min<int64_t>(accepted, s.draft_fed);
   s.draft.clear();
 }
 

@@ -103,6 +103,10 @@ void Engine::Impl::ProcessOutputs() {
       } else {
         kv_.Commit(s.blocks, s.tokens, s.num_computed);
         if (b.want_logits) EmitToken(s, row);
+        // Blocks a draft model reserved for a draft the step then dropped.
+        if (draft_ != nullptr && s.state == SequenceState::kRunning) {
+          kv_.Truncate(s.blocks, static_cast<int64_t>(s.tokens.size()));
+        }
       }
     }
     if (b.want_logits) row += b.num_logits * vocab_;

@@ -27,4 +27,11 @@ struct ModelRunnerOptions {
 // `model` must outlive the runner.
 std::unique_ptr<ModelRunner> MakeModelRunner(Model& model, const ModelRunnerOptions& options);
 
+// A speculative draft model beside `target` (a MakeModelRunner runner): its own KV pool with the
+// target's block size and count, so the target's block tables address the draft's rows too,
+// and the target's compute pool (the two never run at once: no second set of spinning workers).
+// `draft` must outlive the runner, and the runner must not outlive `target`.
+std::unique_ptr<ModelRunner> MakeDraftRunner(Model& draft, const ModelRunner& target,
+                                             DType kv_cache_dtype);
+
 }  // namespace kiln

@@ -47,6 +47,7 @@ bool Scheduler::ReserveOrPreempt(Sequence& s, int64_t n, std::vector<Sequence*>&
     running.pop_back();
     kv_.Release(victim->blocks);
     victim->num_computed = 0;
+    victim->draft_computed = 0;
     if (victim == &s && running.empty()) {
       plan.unfittable.push_back(victim);
       return false;

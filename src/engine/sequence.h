@@ -42,6 +42,10 @@ struct Sequence {
   // them when the step's budget or the KV pool is short.
   std::vector<int32_t> draft;
   SpeculationState speculation;
+  // With a draft model: leading positions whose draft-model KV rows are written, and how many
+  // draft tokens the draft model was fed this step (their rows stand where they are accepted).
+  int64_t draft_computed = 0;
+  int64_t draft_fed = 0;
 
   Sampler sampler;
   StopCriteria stop;

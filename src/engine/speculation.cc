@@ -21,7 +21,7 @@ void SpeculationState::Record(int32_t num_drafted, int32_t num_accepted) {
 void SpeculationState::Idle() { acceptance += kIdleDrift * (kPrior - acceptance); }
 
 void AllotDrafts(std::vector<DraftCandidate>& candidates, int64_t base_tokens, double base_yield,
-                 int64_t max_tokens, const StepCost& cost) {
+                 int64_t max_tokens, const StepCost& cost, double round_seconds) {
   // Drafted tokens in order of expected gain: candidate c's j-th token adds acceptance^j. The
   // gains of one candidate fall with j, so merging the candidates by gain keeps each allotment a
   // prefix of its proposal.
@@ -46,15 +46,19 @@ void AllotDrafts(std::vector<DraftCandidate>& candidates, int64_t base_tokens, d
   if (cost.Estimate(base_tokens) > 0.0) {
     double yield = base_yield, best_rate = base_yield / cost.Estimate(base_tokens);
     best = 0;
+    int32_t rounds = 0;  // the longest allotment so far
     for (size_t d = 1; d <= picks.size(); ++d) {
       yield += picks[d - 1].gain;
-      const double rate = yield / cost.Estimate(base_tokens + static_cast<int64_t>(d));
+      rounds = std::max(rounds, ++candidates[picks[d - 1].candidate].allotted);
+      const double rate =
+          yield / (cost.Estimate(base_tokens + static_cast<int64_t>(d)) + rounds * round_seconds);
       if (rate > best_rate) {
         best_rate = rate;
         best = d;
       }
     }
   }
+  for (DraftCandidate& c : candidates) c.allotted = 0;
   for (size_t d = 0; d < best; ++d) ++candidates[picks[d].candidate].allotted;
 }
 

@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "engine/engine_test_util.h"
+#include "util/error.h"
 
 namespace kiln::testing {
 namespace {
@@ -49,14 +50,27 @@ struct Outcome {
 // Submits every request at once (gated: they meet in the first step) and waits for all.
 // The fake's forward costs 300 us whatever its size (bound by reading weights), or with
 // `linear` 1 ms per token (bound by arithmetic: drafts never pay).
+// `draft`: a fake draft model (same block layout) whose script is draft.peak.
+struct DraftSpec {
+  bool on = false;
+  PeakFn peak;
+};
+
 Outcome RunAll(const std::vector<GenerationRequest>& requests, EngineConfig c, PeakFn peak,
-               int64_t num_blocks = 4096, bool linear = false) {
+               int64_t num_blocks = 4096, bool linear = false, DraftSpec draft = {}) {
   FakeRunnerOptions o;
   o.num_blocks = num_blocks;
   o.fixed_step_micros = linear ? 0 : 300;
   o.token_micros = linear ? 1000 : 0;
+  std::unique_ptr<ModelRunner> draft_runner;
+  if (draft.on) {
+    FakeRunnerOptions d;
+    d.num_blocks = num_blocks;
+    draft_runner =
+        std::make_unique<FakeModelRunner>(d, std::make_shared<FakeRunnerProbe>(), draft.peak);
+  }
   T tok;
-  TestEngine t(o, c, &tok, std::move(peak), {}, false, /*gated=*/true);
+  TestEngine t(o, c, &tok, std::move(peak), {}, false, /*gated=*/true, std::move(draft_runner));
   Collector collector;
   int choices = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -182,6 +196,49 @@ TEST(EngineSpeculation, TheStepCapBoundsDrafts) {
   EXPECT_EQ(with.stats.speculation.drafts, 0);
 }
 
+TEST(EngineSpeculation, DraftModelOutputsAreUnchanged) {
+  std::vector<GenerationRequest> rs;
+  for (int32_t i = 0; i < 6; ++i) rs.push_back(Request(40 + i, 50 + 7 * i, i % 2 == 1));
+  const Outcome without = RunAll(rs, EngineConfig{}, CopyingPeak);
+  // A draft that agrees with the model (the same script), and one that never does.
+  const Outcome agreeing =
+      RunAll(rs, Speculating(4), CopyingPeak, 4096, false, {true, CopyingPeak});
+  const Outcome random = RunAll(rs, Speculating(4), CopyingPeak, 4096, false, {true, {}});
+  ExpectSameOutputs(agreeing, without);
+  ExpectSameOutputs(random, without);
+  const SpeculationCounters& a = agreeing.stats.speculation;
+  // Greedy requests accept every draft; sampled ones (the fake's peak holds about a third of
+  // the mass) about a third.
+  EXPECT_GT(a.accepted_tokens * 10, a.draft_tokens * 4)
+      << a.accepted_tokens << "/" << a.draft_tokens;
+  EXPECT_LT(agreeing.stats.steps * 3, without.stats.steps * 2);
+  EXPECT_LT(random.stats.speculation.accepted_tokens * 4, random.stats.speculation.draft_tokens);
+  EXPECT_EQ(agreeing.stats.kv_blocks_used, 0);
+}
+
+TEST(EngineSpeculation, DraftModelUnderKvPressure) {
+  std::vector<GenerationRequest> rs;
+  for (int32_t i = 0; i < 6; ++i) rs.push_back(Request(40 + i, 60, i % 2 == 0));
+  const Outcome without = RunAll(rs, EngineConfig{}, CopyingPeak, /*num_blocks=*/40);
+  const Outcome with =
+      RunAll(rs, Speculating(4), CopyingPeak, /*num_blocks=*/40, false, {true, CopyingPeak});
+  ExpectSameOutputs(with, without);
+  EXPECT_GT(with.stats.preemptions, 0);
+  EXPECT_GT(with.stats.speculation.accepted_tokens, 0);
+  EXPECT_EQ(with.stats.kv_blocks_used, 0);
+}
+
+TEST(EngineSpeculation, DraftModelMustShareTheVocabulary) {
+  FakeRunnerOptions d;
+  d.vocab = 65;
+  auto probe = std::make_shared<FakeRunnerProbe>();
+  auto make = [&] {
+    Engine e(std::make_unique<FakeModelRunner>(FakeRunnerOptions{}, probe), nullptr, Speculating(4),
+             std::make_unique<FakeModelRunner>(d, probe));
+  };
+  EXPECT_THROW(make(), Error);
+}
+
 TEST(EngineSpeculation, AcceptanceEstimate) {
   SpeculationState s;
   EXPECT_DOUBLE_EQ(s.acceptance, SpeculationState::kPrior);
@@ -218,8 +275,8 @@ TEST(EngineSpeculation, StepCostInterpolates) {
 }
 
 std::vector<int32_t> Allot(std::vector<DraftCandidate> c, int64_t base, double yield,
-                           const StepCost& cost, int64_t cap = 64) {
-  AllotDrafts(c, base, yield, cap, cost);
+                           const StepCost& cost, int64_t cap = 64, double round = 0.0) {
+  AllotDrafts(c, base, yield, cap, cost, round);
   std::vector<int32_t> out;
   for (const DraftCandidate& d : c) out.push_back(d.allotted);
   return out;
@@ -240,6 +297,12 @@ TEST(EngineSpeculation, DraftsAreAllottedWhereTheyPay) {
   // Past a jump (a second pass over the weights at 5 rows) a long draft can pay again.
   const StepCost tiles = Curve({{1, 1.0}, {4, 1.0}, {5, 1.5}, {8, 1.5}});
   EXPECT_EQ(Allot({{0.99, 8}}, 1, 1, tiles), (std::vector<int32_t>{7}));
+  // A draft model's rounds cost time of their own: at 0.6 of a step each, one drafted token at
+  // acceptance 0.5 yields 1.5 tokens in 1.6 steps (less than 1 in 1); at 0.05 a round and
+  // acceptance 0.9, all four pay (4.1 tokens in 1.2 steps).
+  const StepCost flat = Curve({{1, 1.0}, {8, 1.0}});
+  EXPECT_EQ(Allot({{0.5, 4}}, 1, 1, flat, 64, 0.6), (std::vector<int32_t>{0}));
+  EXPECT_EQ(Allot({{0.9, 4}}, 1, 1, flat, 64, 0.05), (std::vector<int32_t>{4}));
 }
 
 TEST(EngineSpeculation, CountersBucketTheAcceptanceRate) {

@@ -140,7 +140,8 @@ struct TestEngine {
   // gated: the first forward pass waits for OpenGate(), so requests submitted before it all
   // meet in the queue whatever the thread timing.
   TestEngine(FakeRunnerOptions o, EngineConfig c, const Tokenizer* tokenizer, PeakFn peak = {},
-             Hook hook = {}, bool record = false, bool gated = false)
+             Hook hook = {}, bool record = false, bool gated = false,
+             std::unique_ptr<ModelRunner> draft = nullptr)
       : probe(std::make_shared<FakeRunnerProbe>()), gate_open_(gate_.get_future().share()) {
     o.max_batch_tokens = c.max_batch_prefill_tokens;
     o.max_batch_size = std::min(c.max_batch_size, c.max_batch_prefill_tokens);
@@ -150,8 +151,8 @@ struct TestEngine {
       if (gated && step == 0) gate_open_.wait();
       if (hook) hook(*this, step, b, f);
     };
-    engine =
-        std::make_unique<Engine>(std::make_unique<FakeModelRunner>(o, probe, peak), tokenizer, c);
+    engine = std::make_unique<Engine>(std::make_unique<FakeModelRunner>(o, probe, peak), tokenizer,
+                                      c, std::move(draft));
   }
   ~TestEngine() {
     OpenGate();

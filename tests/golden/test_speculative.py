@@ -4,7 +4,8 @@ token for token and logprob for logprob, greedy and seeded sampling mixed, at ba
 stories260K (F32 weights, f32 KV) and SmolLM2 Q4_1 (f16 KV).
 
 The prompts mix what drafts predict (text to repeat or fix, code to copy with a change, a
-looping story) with what they do not (random words), 200 at batch 16, 48 alone. A sampled token
+looping story) with what they do not (random words), 200 at batch 16, 48 alone; drafts from a
+draft model (SmolLM2 drafting for itself) on 64 at batch 16. A sampled token
 is drawn with the same Philox counter whether it came from a verified draft position or not,
 so seeded outputs must be identical too; the chi-square test below checks the distribution of
 a late token over many seeds as the statistical form of the same claim.
@@ -93,21 +94,28 @@ def model_paths(stories_gguf, smollm2_gguf):
     return {"stories": stories_gguf, "smollm2": smollm2_gguf}
 
 
-CASES = [(m, b) for m in ("stories", "smollm2") for b in (16, 1)]
+CASES = [(m, b, "ngram") for m in ("stories", "smollm2") for b in (16, 1)] + \
+    [("smollm2", 16, "draft")]
 
 
-@pytest.mark.parametrize("model,batch", CASES, ids=[f"{m}-batch{b}" for m, b in CASES])
-def test_speculation_changes_no_token(run_kiln, model_paths, tmp_path, model, batch):
-    prompts = mixed_prompts(model, 200 if batch > 1 else 48)
+@pytest.mark.parametrize("model,batch,drafts", CASES,
+                         ids=[f"{m}-batch{b}-{d}" for m, b, d in CASES])
+def test_speculation_changes_no_token(run_kiln, model_paths, tmp_path, model, batch, drafts):
+    """drafts: n-gram lookup, or a draft model (the same file: a draft that agrees with the
+    model at every greedy step, so the draft model's own KV bookkeeping is what is tested)."""
+    prompts = mixed_prompts(model, 48 if batch == 1 else 64 if drafts == "draft" else 200)
     requests = tmp_path / "requests.jsonl"
     write_requests(requests, prompts)
     flags = ("--max-batch-size", batch, "--cores", "0-1")
     # Every proposal verified: in batches of 16 too, where the cost model would drop them.
-    spec, log = run(run_kiln, model_paths[model], requests, *flags, *SPECULATE)
+    extra = ("--draft-model", model_paths[model]) if drafts == "draft" else ()
+    spec, log = run(run_kiln, model_paths[model], requests, *flags, *SPECULATE, *extra)
     plain, _ = run(run_kiln, model_paths[model], requests, *flags)
     assert_same(spec, plain, f"{model} batch {batch}")
     drafted, accepted = map(int, re.search(r"(\d+) drafted tokens, (\d+) accepted", log).groups())
     assert drafted > 0 and accepted > 0, log
+    if drafts == "draft":
+        assert accepted > 0.5 * drafted, log
     assert len({tuple(r["token_ids"]) for r in plain}) > len(prompts) // 2, "degenerate outputs"
 
 

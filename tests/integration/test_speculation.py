@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -100,6 +101,19 @@ def test_client_leaving_mid_draft_frees_everything(servers):
         pytest.fail(f"blocks still held: {status}")
     assert status["speculation"]["speculate"] == 4
     assert status["speculation"]["accepted"] > 0
+
+
+def test_draft_model_with_another_vocabulary_is_refused(kiln_paths):
+    exe, model = kiln_paths
+    stories = Path(__file__).resolve().parents[1] / "data" / "models" / "stories260K.gguf"
+    if not stories.is_file():
+        pytest.skip("stories260K.gguf not in tests/data/models")
+    proc = subprocess.run([str(exe), "generate", "--model-id", str(model), "--prompt", "hi",
+                           "--draft-model", str(stories)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode != 0
+    assert "the draft model's vocabulary (512 tokens) differs from the model's (49152)" in \
+        proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("flags,message", [
