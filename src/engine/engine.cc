@@ -55,7 +55,7 @@ Engine::Impl::Impl(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokeniz
     KILN_CHECK(draft->block_size() == runner_->block_size() &&
                    draft->num_blocks() >= runner_->num_blocks(),
                "the draft model's KV pool must have the model's block layout");
-    draft_ = std::make_unique<DraftModel>(std::move(draft));
+    draft_ = std::make_unique<DraftModel>(std::move(draft), config.speculation.draft_step_seconds);
   }
   thread_ = std::thread([this] { Loop(); });
 }

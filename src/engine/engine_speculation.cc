@@ -53,17 +53,30 @@ void Engine::Impl::ProposeDrafts() {
 }
 
 // Drafts of candidates_[i].allotted tokens from the draft model, for the candidates that have
-// any; the KV blocks for the drafted positions are reserved first (no block, no draft).
+// any. The KV blocks for the drafted positions are reserved first, before the scheduler runs,
+// so only from what the step's own sequences and the queue's head cannot need: a draft must
+// never cost anyone a block (no block, no draft).
 void Engine::Impl::ProposeWithDraftModel() {
+  int64_t spare = kv_.num_free_blocks();
+  for (const Sequence* s : running_) {
+    spare -= std::max<int64_t>(0, kv_.BlocksFor(static_cast<int64_t>(s->tokens.size()) + 1) -
+                                      static_cast<int64_t>(s->blocks.blocks.size()));
+  }
+  if (!waiting_.empty()) {
+    spare -= kv_.BlocksFor(static_cast<int64_t>(waiting_.front()->tokens.size()) + 1);
+  }
   draft_jobs_.clear();
   for (size_t i = 0; i < drafting_.size(); ++i) {
     Sequence& s = *drafting_[i];
     DraftCandidate& c = candidates_[i];
     const int64_t size = static_cast<int64_t>(s.tokens.size());
-    if (c.allotted == 0 || !kv_.Reserve(s.blocks, size + c.allotted)) {
+    // Blocks this draft adds beyond the one the decode itself may need (counted above).
+    const int64_t extra = kv_.BlocksFor(size + c.allotted) - kv_.BlocksFor(size + 1);
+    if (c.allotted == 0 || extra > spare || !kv_.Reserve(s.blocks, size + c.allotted)) {
       c.proposed = 0;
       continue;
     }
+    spare -= extra;
     DraftJob& job = draft_jobs_.emplace_back();
     job.tokens = s.tokens;
     job.blocks = s.blocks.blocks;

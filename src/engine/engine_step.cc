@@ -30,9 +30,12 @@ void Engine::Impl::Step() {
   const auto start = std::chrono::steady_clock::now();
   if (RunForward()) {
     ProcessOutputs();
+    const auto tokens = static_cast<int64_t>(batch_.tokens.size());
+    const auto& fixed = config_.speculation.step_seconds;
     step_cost_.Observe(
-        static_cast<int64_t>(batch_.tokens.size()),
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        tokens,
+        fixed ? fixed(tokens)
+              : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   ++steps_;
   Reap();

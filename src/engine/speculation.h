@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/ngram_proposer.h"
@@ -40,6 +41,9 @@ struct SpeculationConfig {
   int32_t max_step_tokens = 64;
   // Verify every proposal up to the cap instead of trimming them by cost (tests, measurements).
   bool all_drafts = false;
+  // Tests: seconds a step (a draft model's forward) of so many tokens is taken to cost, in
+  // place of the measured time, so the policy's decisions do not depend on the machine's load.
+  std::function<double(int64_t tokens)> step_seconds, draft_step_seconds;
 };
 
 // One sequence's estimated per-token acceptance: a moving average of its verified drafts' ratios

@@ -48,8 +48,8 @@ struct Outcome {
 };
 
 // Submits every request at once (gated: they meet in the first step) and waits for all.
-// The fake's forward costs 300 us whatever its size (bound by reading weights), or with
-// `linear` 1 ms per token (bound by arithmetic: drafts never pay).
+// Steps are taken to cost 1 ms whatever their size (bound by reading weights), or with `linear`
+// 1 ms per token (bound by arithmetic: drafts never pay); a draft model's forward 0.1 ms.
 // `draft`: a fake draft model (same block layout) whose script is draft.peak.
 struct DraftSpec {
   bool on = false;
@@ -60,8 +60,10 @@ Outcome RunAll(const std::vector<GenerationRequest>& requests, EngineConfig c, P
                int64_t num_blocks = 4096, bool linear = false, DraftSpec draft = {}) {
   FakeRunnerOptions o;
   o.num_blocks = num_blocks;
-  o.fixed_step_micros = linear ? 0 : 300;
-  o.token_micros = linear ? 1000 : 0;
+  c.speculation.step_seconds = [linear](int64_t tokens) {
+    return linear ? 1e-3 * static_cast<double>(tokens) : 1e-3;
+  };
+  c.speculation.draft_step_seconds = [](int64_t) { return 1e-4; };
   std::unique_ptr<ModelRunner> draft_runner;
   if (draft.on) {
     FakeRunnerOptions d;

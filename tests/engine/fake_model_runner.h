@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -17,7 +16,6 @@
 #include <set>
 #include <span>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "engine/model_runner.h"
@@ -31,10 +29,6 @@ struct FakeRunnerOptions {
   int64_t max_context = 4096;
   int64_t max_batch_tokens = 0;  // checked when > 0
   int64_t max_batch_size = 0;    // checked when > 0
-  // Simulated forward time, so the engine's step-cost measurements see a shape: a fixed part
-  // (a step bound by reading weights) and a part per token (one bound by arithmetic).
-  int64_t fixed_step_micros = 0;
-  int64_t token_micros = 0;
 };
 
 // What a test sees of the runner after the engine took ownership. Hooks run on the engine
@@ -94,9 +88,6 @@ class FakeModelRunner : public ModelRunner {
     if (probe_->on_step) probe_->on_step(step, batch, firsts);
     if (probe_->throw_at_step.load() == step) throw std::runtime_error("fake forward failed");
     CheckBatch(batch);
-    const int64_t micros =
-        o_.fixed_step_micros + o_.token_micros * static_cast<int64_t>(batch.tokens.size());
-    if (micros > 0) std::this_thread::sleep_for(std::chrono::microseconds(micros));
     float* row = logits;
     for (const BatchSequence& s : batch.seqs) {
       history_.clear();
