@@ -23,7 +23,9 @@ COPY = ("Repeat this text exactly: The museum opens at nine o'clock every mornin
 @pytest.fixture(scope="module")
 def servers(kiln_paths):
     from conftest import KilnServer
-    spec = KilnServer(*kiln_paths, [*SERVER_FLAGS, "--speculate", "4"])
+    # Every proposal verified: these tests are about clients and bookkeeping, and the cost
+    # policy may rightly decline drafts on a slow (sanitized, loaded) build.
+    spec = KilnServer(*kiln_paths, [*SERVER_FLAGS, "--speculate", "4", "--speculate-all-drafts"])
     plain = KilnServer(*kiln_paths, SERVER_FLAGS)
     yield spec, plain
     for s in (spec, plain):
