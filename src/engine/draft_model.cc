@@ -8,9 +8,7 @@
 
 namespace kiln {
 
-DraftModel::DraftModel(std::unique_ptr<ModelRunner> runner,
-                       std::function<double(int64_t)> step_seconds)
-    : runner_(std::move(runner)), step_seconds_(std::move(step_seconds)) {
+DraftModel::DraftModel(std::unique_ptr<ModelRunner> runner) : runner_(std::move(runner)) {
   KILN_CHECK(runner_ != nullptr, "a draft model needs a runner");
 }
 
@@ -69,12 +67,8 @@ void DraftModel::RunAndTakeArgmax(std::vector<DraftJob>& jobs, StepCost& cost) {
     const float* row = logits_.data() + r * static_cast<size_t>(vocab);
     jobs[rows_[r]].draft->push_back(static_cast<int32_t>(kernels::ArgMax(row, vocab)));
   }
-  const auto tokens = static_cast<int64_t>(batch_.tokens.size());
-  cost.Observe(
-      tokens,
-      step_seconds_
-          ? step_seconds_(tokens)
-          : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  cost.Observe(static_cast<int64_t>(batch_.tokens.size()),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 }  // namespace kiln

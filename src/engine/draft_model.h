@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -33,8 +32,7 @@ class DraftModel {
   // several steps (drafting starts when it is done) rather than stalling one step.
   static constexpr int64_t kMaxCatchUp = 512;
 
-  // step_seconds: SpeculationConfig::draft_step_seconds (tests), else measured.
-  DraftModel(std::unique_ptr<ModelRunner> runner, std::function<double(int64_t)> step_seconds);
+  explicit DraftModel(std::unique_ptr<ModelRunner> runner);
   int64_t vocab_size() const { return runner_->vocab_size(); }
   // Records every forward's time by its token count in `cost`.
   void Propose(std::vector<DraftJob>& jobs, StepCost& cost);
@@ -45,7 +43,6 @@ class DraftModel {
   void RunAndTakeArgmax(std::vector<DraftJob>& jobs, StepCost& cost);
 
   std::unique_ptr<ModelRunner> runner_;
-  std::function<double(int64_t)> step_seconds_;
   Batch batch_;
   std::vector<size_t> rows_;  // job index of each logits row
   std::vector<float> logits_;

@@ -49,13 +49,15 @@ Engine::Impl::Impl(std::unique_ptr<ModelRunner> runner, const Tokenizer* tokeniz
   if (tokenizer_ != nullptr) eos_ids_ = tokenizer_->StopIds();
   stats_.kv_blocks_total = runner_->num_blocks();
   stats_.speculate = config.speculation.max_draft;
+  step_cost_.set_fixed(config.speculation.step_seconds);
+  draft_cost_.set_fixed(config.speculation.draft_step_seconds);
   if (draft != nullptr) {
     KILN_CHECK(draft->vocab_size() == vocab_, "the draft model's vocabulary (", draft->vocab_size(),
                " tokens) differs from the model's (", vocab_, ")");
     KILN_CHECK(draft->block_size() == runner_->block_size() &&
                    draft->num_blocks() >= runner_->num_blocks(),
                "the draft model's KV pool must have the model's block layout");
-    draft_ = std::make_unique<DraftModel>(std::move(draft), config.speculation.draft_step_seconds);
+    draft_ = std::make_unique<DraftModel>(std::move(draft));
   }
   thread_ = std::thread([this] { Loop(); });
 }

@@ -12,6 +12,7 @@ constexpr double kWeight = 0.2;  // of a new measurement in the average
 StepCost::StepCost() : average_(kMaxTokens + 1, 0.0) {}
 
 void StepCost::Observe(int64_t tokens, double seconds) {
+  if (fixed_) seconds = fixed_(tokens);
   if (tokens < 1 || tokens > kMaxTokens || !(seconds > 0.0)) return;
   double& a = average_[tokens];
   a = a == 0.0 ? seconds : (1.0 - kWeight) * a + kWeight * seconds;

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -16,6 +18,9 @@ class StepCost {
   static constexpr int64_t kMaxTokens = 512;
 
   StepCost();
+  // Tests: every observation records fixed(tokens) instead of the measured seconds, so
+  // decisions made from the costs do not depend on the machine's load.
+  void set_fixed(std::function<double(int64_t tokens)> fixed) { fixed_ = std::move(fixed); }
   void Observe(int64_t tokens, double seconds);
   // Seconds for a step of `tokens`: the average where measured; between two measured sizes,
   // linear between them; past the largest, proportional to it (pessimistic); below the smallest,
@@ -24,6 +29,7 @@ class StepCost {
 
  private:
   std::vector<double> average_;  // [kMaxTokens + 1], 0: never measured
+  std::function<double(int64_t)> fixed_;
 };
 
 }  // namespace kiln
