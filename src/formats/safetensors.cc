@@ -151,7 +151,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     if (!jdtype.is_string()) Fail(path, "dtype of tensor ", tensor, " must be a string");
     const std::string& dtype_name = jdtype.get_ref<const std::string&>();
     const StDType* st = FindStDType(dtype_name);
-    if (st == nullptr || !st->dtype) {
+    if (st == nullptr) {
       Fail(path, "unsupported dtype ", Quote(dtype_name), " for tensor ", tensor,
            " (Kiln loads F32, F16 and BF16)");
     }
@@ -161,7 +161,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
       Fail(path, "shape of tensor ", tensor, " must be an array of non-negative integers");
     TensorView t;
     t.name = name;
-    t.dtype = *st->dtype;
+    t.dtype = st->dtype.value_or(DType::kF32);
     uint64_t numel = 1;
     bool overflow = false;
     for (const json& d : jshape) {
@@ -206,6 +206,13 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     t.nbytes = nbytes;
     t.data = file_.data() + data_start + begin;
     entries.push_back({name, begin, end});
+    // A valid type Kiln computes nothing with (the int64 position_ids buffer transformers'
+    // BERT checkpoints carry): checked like the others, then left out, so Find() reports it
+    // absent and a model that needs it fails naming it.
+    if (!st->dtype) {
+      skipped_.push_back(name + " (" + dtype_name + ")");
+      continue;
+    }
     tensors_.emplace(name, std::move(t));
   }
 
@@ -296,6 +303,12 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) : dir_(dir)
         shards[file] = shards_.back().get();
       }
       const TensorView* view = shards[file]->Find(tensor);
+      const std::vector<std::string>& skipped = shards[file]->skipped();
+      if (view == nullptr && std::any_of(skipped.begin(), skipped.end(), [&](const std::string& s) {
+            return s.rfind(tensor + " (", 0) == 0;
+          })) {
+        continue;  // there, of a type Kiln does not load (see SafetensorsFile::skipped)
+      }
       if (view == nullptr) {
         Fail(index_path, "weight_map puts tensor ", Quote(tensor), " in shard ", Quote(file),
              ", which does not contain it");

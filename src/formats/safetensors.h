@@ -34,9 +34,13 @@ class SafetensorsFile : public WeightSource {
   std::vector<std::string> Names() const override;  // sorted
   std::string Describe() const override { return file_.path(); }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // Tensors of a valid safetensors type Kiln does not load (I64, F64, U8, BOOL, ...), as
+  // "name (TYPE)": checked, then left out.
+  const std::vector<std::string>& skipped() const { return skipped_; }
 
  private:
   MappedFile file_;
+  std::vector<std::string> skipped_;
   std::map<std::string, TensorView> tensors_;
   std::map<std::string, std::string> metadata_;  // "__metadata__"
 };

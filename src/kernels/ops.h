@@ -74,6 +74,16 @@ void QuantizeRow(DType t, const float* src, int64_t n, uint8_t* dst);
 // out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]; out may alias x.
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out);
 
+// Encoders (BERT): out[i] = (x[i] - mean) / sqrt(var + eps) * weight[i] + bias[i], the mean
+// and (biased) variance over x[0, n) as torch.nn.LayerNorm; out may alias x.
+void LayerNorm(const float* x, const float* weight, const float* bias, int64_t n, float eps,
+               float* out);
+
+// GELU as transformers' hidden_act names it: kErf "gelu" (x/2 (1 + erf(x / sqrt 2)), erf to
+// ~1e-7 relative), kTanh "gelu_new" / "gelu_pytorch_tanh". out may alias x.
+enum class GeluStyle { kErf, kTanh };
+void Gelu(const float* x, int64_t n, GeluStyle style, float* out);
+
 // Rotary embedding in place on x [n_heads, head_dim] for position `pos`.
 // inv_freq [head_dim / 2] already includes any rope scaling (e.g. llama3).
 // kHalf: pairs (i, i + head_dim/2) (HF "rotate_half"; GGML NEOX mode).

@@ -19,6 +19,31 @@ void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* o
   for (int64_t i = 0; i < n; ++i) out[i] = (x[i] * inv_rms) * weight[i];
 }
 
+void LayerNorm(const float* x, const float* weight, const float* bias, int64_t n, float eps,
+               float* out) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  double sq = 0.0;
+  for (int64_t i = 0; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
+  const double inv_std = 1.0 / std::sqrt(sq / static_cast<double>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = static_cast<float>((x[i] - mean) * inv_std * weight[i] + bias[i]);
+  }
+}
+
+void Gelu(const float* x, int64_t n, GeluStyle style, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    if (style == GeluStyle::kErf) {
+      out[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+    } else {
+      const double inner = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
+      out[i] = static_cast<float>(0.5 * v * (1.0 + std::tanh(inner)));
+    }
+  }
+}
+
 void RopeCosSin(const float* inv_freq, int half, int64_t pos, float* cos_out, float* sin_out) {
   for (int i = 0; i < half; ++i) {
     const float angle = static_cast<float>(pos) * inv_freq[i];

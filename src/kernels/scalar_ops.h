@@ -14,6 +14,9 @@ void MatMul(const Matrix& w, const float* x, int64_t m, float* y, ThreadPool& po
 void DequantizeRow(const Matrix& w, int64_t row, float* dst);
 void QuantizeRow(DType t, const float* src, int64_t n, uint8_t* dst);
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* out);
+void LayerNorm(const float* x, const float* weight, const float* bias, int64_t n, float eps,
+               float* out);
+void Gelu(const float* x, int64_t n, GeluStyle style, float* out);
 void Rope(float* x, int n_heads, int head_dim, const float* inv_freq, int64_t pos, RopeStyle style);
 void SiluMul(const float* gate, const float* up, int64_t n, float* out);
 void AddInPlace(float* y, const float* x, int64_t n);

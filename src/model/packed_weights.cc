@@ -30,7 +30,9 @@ std::vector<kernels::Matrix*> PackableMatrices(ModelWeights& w) {
 
 }  // namespace
 
-HugeBuffer PackWeights(ModelWeights& w) {
+HugeBuffer PackWeights(ModelWeights& w) { return PackMatrices(PackableMatrices(w)); }
+
+HugeBuffer PackMatrices(const std::vector<kernels::Matrix*>& matrices) {
   if (!RepackEnabled()) return {};
   struct Job {
     kernels::Matrix* m;
@@ -38,7 +40,7 @@ HugeBuffer PackWeights(ModelWeights& w) {
   };
   std::vector<Job> jobs;
   uint64_t total = 0;
-  for (kernels::Matrix* m : PackableMatrices(w)) {
+  for (kernels::Matrix* m : matrices) {
     if (m->packed != nullptr) continue;  // mapped from a Kiln artifact already packed
     const uint64_t bytes = kernels::PackedMatrixBytes(*m);
     if (bytes == 0) continue;

@@ -4,8 +4,27 @@
 #include "server/openapi.h"
 #include "server/routes.h"
 #include "telemetry/exporter_metrics.h"
+#include "util/error.h"
 
 namespace kiln {
+
+namespace {
+
+// The Hub's pipeline tag of what the server runs.
+const char* PipelineTag(const ServerState& s) {
+  if (s.encoder == nullptr) return "text-generation";
+  switch (s.encoder->model_config().head) {
+    case EncoderHead::kSequenceClassification:
+      return "text-classification";
+    case EncoderHead::kQuestionAnswering:
+      return "question-answering";
+    case EncoderHead::kNone:
+      break;
+  }
+  return "feature-extraction";
+}
+
+}  // namespace
 
 void HandleHealth(RouteContext& ctx) {
   if (ctx.state.draining) {
@@ -19,7 +38,7 @@ void HandleInfo(RouteContext& ctx) {
   const ServerConfig& c = ctx.state.config;
   nlohmann::json info = {{"model_id", c.model_id},
                          {"model_sha", nullptr},
-                         {"model_pipeline_tag", "text-generation"},
+                         {"model_pipeline_tag", PipelineTag(ctx.state)},
                          {"model_device_type", "cpu"},
                          {"max_concurrent_requests", c.max_concurrent_requests},
                          {"max_queue", c.max_queue},
@@ -41,6 +60,32 @@ void HandleInfo(RouteContext& ctx) {
   RespondJson(ctx.reply, 200, api::DumpJson(info));
 }
 
+EngineStats BackendStats(const ServerState& s) {
+  if (s.backend != nullptr) return s.backend->Stats();
+  EngineStats e;
+  if (s.encoder != nullptr) {
+    EncoderEngineStats enc = s.encoder->Stats();
+    e.queued = enc.queued;
+    e.running = enc.running;
+    e.steps = enc.batches;
+    e.prompt_tokens = enc.tokens;
+    e.cores = std::move(enc.cores);
+    e.core_cpu_seconds = std::move(enc.core_cpu_seconds);
+  }
+  return e;
+}
+
+void AppendEncoderMetrics(std::string& text, const EncoderEngineStats& st) {
+  auto counter = [&](const char* name, const char* help, int64_t v) {
+    text += StrCat("# HELP ", name, " ", help, "\n# TYPE ", name, " counter\n", name, " ", v, "\n");
+  };
+  counter("kiln_encoder_batches_total", "Forward passes the encoder ran", st.batches);
+  counter("kiln_encoder_sequences_total", "Sequences the encoder ran", st.requests);
+  counter("kiln_encoder_tokens_total", "Tokens the encoder ran", st.tokens);
+  text += StrCat("# HELP kiln_encoder_queue_size Sequences waiting for the encoder\n",
+                 "# TYPE kiln_encoder_queue_size gauge\nkiln_encoder_queue_size ", st.queued, "\n");
+}
+
 void HandleMetrics(RouteContext& ctx) {
   ServerState& s = ctx.state;
   ServerGauges g;
@@ -49,7 +94,8 @@ void HandleMetrics(RouteContext& ctx) {
   g.max_batch_total_tokens = s.config.max_batch_total_tokens;
   g.connections = s.connection_count ? static_cast<int64_t>(s.connection_count()) : 0;
   g.draining = s.draining;
-  std::string text = s.metrics.Render(s.backend->Stats(), g);
+  std::string text = s.metrics.Render(BackendStats(s), g);
+  if (s.encoder != nullptr) AppendEncoderMetrics(text, s.encoder->Stats());
   if (s.spans != nullptr) telemetry::AppendExporterMetrics(text, s.spans->counters());
   RespondText(ctx.reply, 200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
 }

@@ -37,6 +37,11 @@ RouteTable::RouteTable(ServerState& state) : state_(state) {
       {"POST", "/v1/chat/completions", false, true, oai, HandleChatCompletions},
       {"POST", "/v1/completions", false, true, oai, HandleCompletions},
       {"POST", "/tokenize", false, false, tgi, HandleTokenize},
+      {"POST", "/v1/embeddings", false, false, oai, HandleEmbeddings},
+      {"POST", "/embed", false, false, tgi, HandleEmbed},
+      {"POST", "/rerank", false, false, tgi, HandleRerank},
+      {"POST", "/predict", false, false, tgi, HandlePredict},
+      {"POST", "/qa", false, false, tgi, HandleQa},
       {"GET", "/", true, false, tgi, HandleHealth},
       {"GET", "/health", true, false, tgi, HandleHealth},
       {"GET", "/ping", true, false, tgi, HandleHealth},
@@ -66,8 +71,7 @@ bool RouteTable::Authorized(const http::Request& request) const {
 void RouteTable::Handle(http::Request request, std::shared_ptr<http::Exchange> exchange) {
   const Clock::time_point arrival = Clock::now();
   auto record = std::make_shared<RequestRecord>(state_.shared_from_this(), request, arrival);
-  Reply reply{std::move(exchange), CorsHeaders(request), ErrorStyle::kTgi, &state_.metrics,
-              record};
+  Reply reply{std::move(exchange), CorsHeaders(request), ErrorStyle::kTgi, &state_.metrics, record};
   reply.headers.emplace_back("x-request-id", record->request_id());
   const std::string method = request.method == "HEAD" ? "GET" : request.method;
   if (request.method == "OPTIONS") {
@@ -113,6 +117,15 @@ void RouteTable::Handle(http::Request request, std::shared_ptr<http::Exchange> e
 void RouteTable::Run(const Route& route, RouteContext& ctx) {
   if (route.generation) state_.metrics.RequestReceived();
   try {
+    if (route.generation && state_.backend == nullptr) {
+      throw api::ApiError(
+          400, "validation",
+          StrCat("model '", state_.config.model_id, "' is an encoder (",
+                 state_.encoder != nullptr ? state_.encoder->model_config().arch_name
+                                           : std::string("none"),
+                 "): it serves /embed, /v1/embeddings, /rerank, /predict and "
+                 "/qa, not text generation"));
+    }
     route.handler(ctx);
     return;
   } catch (const api::ApiError& e) {

@@ -27,6 +27,13 @@ void HandleChatCompletions(RouteContext& ctx);
 void HandleCompletions(RouteContext& ctx);
 void HandleModels(RouteContext& ctx);
 
+// Encoders (encoder_routes.cc, qa_route.cc)
+void HandleEmbeddings(RouteContext& ctx);  // OpenAI /v1/embeddings
+void HandleEmbed(RouteContext& ctx);       // TEI /embed
+void HandleRerank(RouteContext& ctx);      // TEI /rerank
+void HandlePredict(RouteContext& ctx);     // TEI /predict
+void HandleQa(RouteContext& ctx);          // /qa
+
 // Operations (ops_routes.cc)
 void HandleHealth(RouteContext& ctx);
 void HandleInfo(RouteContext& ctx);
@@ -34,6 +41,12 @@ void HandleMetrics(RouteContext& ctx);
 void HandleStatus(RouteContext& ctx);  // status_route.cc: what `kiln top` shows
 void HandleDocs(RouteContext& ctx);
 void HandleOpenApi(RouteContext& ctx);
+
+// The engine's counters: the generation engine's, or what an encoder engine has of them
+// (queue, running, cores).
+EngineStats BackendStats(const ServerState& state);
+// kiln_encoder_* counters in Prometheus text.
+void AppendEncoderMetrics(std::string& text, const EncoderEngineStats& stats);
 
 // Shared by the generation routes: refuses while draining, then takes an admission permit
 // (429 "Model is overloaded" when none is left).

@@ -21,11 +21,18 @@ http::Response HttpLayerError(int status, const std::string& message) {
 
 }  // namespace
 
+Server::Server(ServerConfig config, EncoderEngine& encoder, const Tokenizer* tokenizer)
+    : Server(std::make_shared<ServerState>(std::move(config), nullptr, tokenizer, nullptr)) {
+  state_->encoder = &encoder;
+}
+
 Server::Server(ServerConfig config, GenerationBackend& backend, const Tokenizer* tokenizer,
                ChatTemplateFn chat_template)
-    : state_(std::make_shared<ServerState>(std::move(config), &backend, tokenizer,
-                                           std::move(chat_template))),
-      route_table_(*state_) {
+    : Server(std::make_shared<ServerState>(std::move(config), &backend, tokenizer,
+                                           std::move(chat_template))) {}
+
+Server::Server(std::shared_ptr<ServerState> state)
+    : state_(std::move(state)), route_table_(*state_) {
   if (!state_->config.otlp_endpoint.empty()) {
     telemetry::ExporterOptions o;
     o.endpoint = state_->config.otlp_endpoint;

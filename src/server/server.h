@@ -24,6 +24,8 @@ class Server {
   // connections closed), then the server.
   Server(ServerConfig config, GenerationBackend& backend, const Tokenizer* tokenizer,
          ChatTemplateFn chat_template = nullptr);
+  // An encoder model's server (embeddings, rerank, predict, qa); `encoder` outlives Stop().
+  Server(ServerConfig config, EncoderEngine& encoder, const Tokenizer* tokenizer);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -38,6 +40,7 @@ class Server {
   ServerState& state() { return *state_; }
 
  private:
+  explicit Server(std::shared_ptr<ServerState> state);
   std::shared_ptr<ServerState> state_;
   RouteTable route_table_;
   std::unique_ptr<http::HttpServer> http_;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 
+#include "engine/encoder_engine.h"
 #include "server/admission.h"
 #include "server/chat_template.h"
 #include "server/generation_backend.h"
@@ -30,7 +31,8 @@ struct ServerState : std::enable_shared_from_this<ServerState> {
         admission(config.max_concurrent_requests, config.max_queue) {}
 
   const ServerConfig config;
-  GenerationBackend* const backend;
+  GenerationBackend* const backend;  // null when the model is an encoder
+  EncoderEngine* encoder = nullptr;  // set when it is (the encoder routes need it)
   const Tokenizer* const tokenizer;
   const ChatTemplateFn chat_template;
   Metrics metrics;

@@ -67,7 +67,7 @@ nlohmann::json StatusJson(const ServerState& s, const EngineStats& e, const Stat
 
 void HandleStatus(RouteContext& ctx) {
   ServerState& s = ctx.state;
-  const EngineStats engine = s.backend->Stats();
+  const EngineStats engine = BackendStats(s);
   RespondJson(ctx.reply, 200,
               api::DumpJson(StatusJson(s, engine, s.metrics.Counts(kLatencyWindow))));
 }

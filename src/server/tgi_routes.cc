@@ -14,6 +14,9 @@ namespace kiln {
 
 Admission::Permit Admit(ServerState& state) {
   if (state.draining) throw api::ShuttingDownError();
+  if (state.backend == nullptr && state.encoder == nullptr) {
+    throw api::ApiError(503, "unhealthy", "no model is loaded");
+  }
   std::optional<Admission::Permit> permit = state.admission.TryAcquire();
   if (!permit) throw api::OverloadedError();
   return std::move(*permit);

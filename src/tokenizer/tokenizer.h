@@ -33,6 +33,40 @@ struct VocabSpec {
   std::string architecture;  // general.architecture
 };
 
+// One special token of a SpecialLayout, with the token type id (segment id) it gets.
+struct LayoutToken {
+  int32_t id = -1;
+  int32_t type_id = 0;
+  bool operator==(const LayoutToken&) const = default;
+};
+
+// The special tokens a post-processor puts around one sequence or a pair, and the token type
+// ids of every part, as tokenizer.json's "post_processor" defines them (HF's TemplateProcessing
+// pieces each carry their own type id, so a run may differ from the sequence next to it).
+// Encoder callers tokenize A and B with Encode(text, false), truncate them, then assemble
+// (pair_encoding.h): the specials are not in A and B, so truncation never cuts them.
+struct SpecialLayout {
+  // Single: single_before + A + single_after; A's tokens get single_type.
+  std::vector<LayoutToken> single_before, single_after;
+  int32_t single_type = 0;
+  // Pair: pair_before + A + pair_middle + B + pair_after; A's tokens get type_a, B's type_b.
+  std::vector<LayoutToken> pair_before, pair_middle, pair_after;
+  int32_t type_a = 0;
+  int32_t type_b = 0;
+  bool operator==(const SpecialLayout&) const = default;
+};
+
+// One token of EncodeWords: its id, the index of the pre-tokenizer word it came from (HF's
+// encoding.word_ids()) and that word's byte range [begin, end) in the original text (HF's
+// encoding.word_to_chars(word), in UTF-8 bytes instead of characters).
+struct WordSpan {
+  int32_t id = -1;
+  int32_t word = 0;
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  bool operator==(const WordSpan&) const = default;
+};
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -80,6 +114,18 @@ class Tokenizer {
   virtual std::vector<int32_t> StopIds() const = 0;
   // The chat template that came with the tokenizer (tokenizer_config.json); "" when none.
   virtual std::string ChatTemplateSource() const { return {}; }
+
+  // The specials Encode(add_special = true) puts around one sequence, and the pair layout.
+  // Default (GGUF vocabularies, which define no pair): single is BOS/EOS as Encode adds them;
+  // pair is the same around A and B back to back, all type ids 0.
+  virtual SpecialLayout Layout() const;
+  // The tokens of Encode(text, false) (same ids, no specials) with their words. Tokenizers
+  // from tokenizer.json give what HF's word_ids() / word_to_chars() give (see hf_tokenizer.cc
+  // for the few cases that are approximated). The default (GGUF vocabularies, whose
+  // pre-tokenizers keep no offsets) walks the token pieces over the text: a word starts at a
+  // piece that begins with a space, at a special token and after one; its span leaves out
+  // leading whitespace. Offsets never exceed text.size().
+  virtual std::vector<WordSpan> EncodeWords(std::string_view text) const;
 };
 
 }  // namespace kiln

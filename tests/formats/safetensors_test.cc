@@ -172,5 +172,21 @@ TEST(SafetensorsTest, WriterRejectsMisuse) {
   w.AddTensor("i64", "I64", {1}, &v, 8);  // writable, though Kiln will not load it
 }
 
+// transformers' BERT checkpoints carry an int64 position_ids buffer: the file loads, the
+// buffer is left out (and listed), the float tensors are served.
+TEST(Safetensors, SkipsTensorsOfTypesKilnDoesNotLoad) {
+  SafetensorsWriter w;
+  const int64_t ids[3] = {0, 1, 2};
+  w.AddTensor("embeddings.position_ids", "I64", {1, 3}, ids, sizeof(ids));
+  w.AddTensorF32("weight", {2}, {1.5f, -2.0f});
+  const std::string path = ::testing::TempDir() + "/skips_i64.safetensors";
+  w.Write(path);
+  SafetensorsFile f(path);
+  EXPECT_EQ(f.Find("embeddings.position_ids"), nullptr);
+  ASSERT_NE(f.Find("weight"), nullptr);
+  EXPECT_EQ(f.Names(), std::vector<std::string>{"weight"});
+  EXPECT_EQ(f.skipped(), std::vector<std::string>{"embeddings.position_ids (I64)"});
+}
+
 }  // namespace
 }  // namespace kiln

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tokenizer/load_tokenizer.h"
+#include "tokenizer/pair_encoding.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 
@@ -119,6 +120,119 @@ TEST(HfTokenizerTest, LoadTokenizerErrors) {
   EXPECT_THROW(LoadTokenizer(empty.string()), Error);
   EXPECT_THROW(LoadTokenizer((empty / "missing.json").string()), Error);
   fs::remove_all(empty);
+}
+
+// WordPiece with [CLS]=2 [SEP]=3, words a=4 b=5 c=6, and the post-processor given.
+std::string BertWith(const std::string& post_processor) {
+  return R"({"added_tokens": [
+    {"id": 0, "content": "[UNK]", "special": true, "normalized": false},
+    {"id": 2, "content": "[CLS]", "special": true, "normalized": false},
+    {"id": 3, "content": "[SEP]", "special": true, "normalized": false}],
+  "normalizer": {"type": "BertNormalizer", "lowercase": true},
+  "pre_tokenizer": {"type": "BertPreTokenizer"},
+  "post_processor": )" +
+         post_processor + R"(,
+  "model": {"type": "WordPiece", "unk_token": "[UNK]",
+    "vocab": {"[UNK]": 0, "[PAD]": 1, "[CLS]": 2, "[SEP]": 3, "a": 4, "b": 5, "c": 6}}})";
+}
+
+std::vector<LayoutToken> Tokens(std::initializer_list<LayoutToken> run) { return run; }
+
+TEST(HfLayoutTest, BertProcessing) {
+  auto tok = Tokenizer::FromHfJson(
+      BertWith(R"({"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]})"), "",
+      "t.json");
+  const SpecialLayout l = tok->Layout();
+  EXPECT_EQ(l.single_before, Tokens({{2, 0}}));
+  EXPECT_EQ(l.single_after, Tokens({{3, 0}}));
+  EXPECT_EQ(l.pair_middle, Tokens({{3, 0}}));
+  EXPECT_EQ(l.pair_after, Tokens({{3, 1}}));
+  EXPECT_EQ(NumSpecialTokens(l, false), 2u);
+  EXPECT_EQ(NumSpecialTokens(l, true), 3u);
+  const EncodedInput pair = AssemblePair(l, tok->Encode("a b", false), tok->Encode("c", false));
+  EXPECT_EQ(pair.ids, (Ids{2, 4, 5, 3, 6, 3}));
+  EXPECT_EQ(pair.type_ids, (Ids{0, 0, 0, 0, 1, 1}));
+  const EncodedInput single = AssembleSingle(l, tok->Encode("a", false));
+  EXPECT_EQ(single.ids, tok->Encode("a", true));
+  EXPECT_EQ(single.type_ids, (Ids{0, 0, 0}));
+}
+
+TEST(HfLayoutTest, RobertaProcessingTypesAreAllZero) {
+  auto tok = Tokenizer::FromHfJson(
+      BertWith(R"({"type": "RobertaProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]})"), "",
+      "t.json");
+  const EncodedInput pair =
+      AssemblePair(tok->Layout(), tok->Encode("a", false), tok->Encode("b c", false));
+  EXPECT_EQ(pair.ids, (Ids{2, 4, 3, 3, 5, 6, 3}));
+  EXPECT_EQ(pair.type_ids, (Ids{0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(NumSpecialTokens(tok->Layout(), true), 4u);
+}
+
+TEST(HfLayoutTest, TemplatePiecesCarryTheirOwnTypeIds) {
+  // The middle [SEP] has B's type id, the leading [CLS] one of its own.
+  auto tok = Tokenizer::FromHfJson(BertWith(R"({"type": "TemplateProcessing",
+      "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                 {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+      "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 2}}, {"Sequence": {"id": "A", "type_id": 0}},
+               {"SpecialToken": {"id": "[SEP]", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}},
+               {"SpecialToken": {"id": "[SEP]", "type_id": 1}}, {"SpecialToken": {"id": "[CLS]", "type_id": 1}}],
+      "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                         "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}})"),
+                                   "", "t.json");
+  const SpecialLayout l = tok->Layout();
+  EXPECT_EQ(l.pair_before, Tokens({{2, 2}}));
+  EXPECT_EQ(l.pair_middle, Tokens({{3, 1}}));
+  EXPECT_EQ(l.pair_after, Tokens({{3, 1}, {2, 1}}));
+  EXPECT_EQ(l.type_a, 0);
+  EXPECT_EQ(l.type_b, 1);
+  const EncodedInput pair = AssemblePair(l, Ids{4}, Ids{5, 6});
+  EXPECT_EQ(pair.ids, (Ids{2, 4, 3, 5, 6, 3, 2}));
+  EXPECT_EQ(pair.type_ids, (Ids{2, 0, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(AssemblePair(l, Ids{}, Ids{}).ids, (Ids{2, 3, 3, 2}));
+}
+
+TEST(HfLayoutTest, TemplateWithoutAUsablePairWrapsBothInTheSingle) {
+  // kByteLevel's template has no "pair"; a pair template with B before A is not used either.
+  auto tok = Tokenizer::FromHfJson(kByteLevel, "", "t.json");
+  const SpecialLayout l = tok->Layout();
+  EXPECT_EQ(l.single_before, Tokens({{10, 0}}));
+  EXPECT_EQ(l.pair_before, Tokens({{10, 0}}));
+  EXPECT_TRUE(l.pair_middle.empty() && l.pair_after.empty());
+  EXPECT_EQ(l.type_b, 0);
+  auto swapped = Tokenizer::FromHfJson(BertWith(R"({"type": "TemplateProcessing",
+      "single": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+      "pair": [{"Sequence": {"id": "B", "type_id": 1}}, {"Sequence": {"id": "A", "type_id": 0}}],
+      "special_tokens": {"[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}})"),
+                                       "", "t.json");
+  EXPECT_EQ(AssemblePair(swapped->Layout(), Ids{4}, Ids{5}).ids, (Ids{4, 5, 3}));
+}
+
+TEST(HfLayoutTest, SequenceNullAndByteLevel) {
+  // ByteLevel keeps the ids and the type ids: the template inside the Sequence decides.
+  auto seq = Tokenizer::FromHfJson(BertWith(R"({"type": "Sequence", "processors": [
+      {"type": "ByteLevel", "trim_offsets": false},
+      {"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]}]})"),
+                                   "", "t.json");
+  EXPECT_EQ(AssemblePair(seq->Layout(), Ids{4}, Ids{5}).type_ids, (Ids{0, 0, 0, 1, 1}));
+  EXPECT_EQ(seq->Encode("a", true), (Ids{2, 4, 3}));
+  // No post-processor, or ByteLevel alone: no specials, B keeps the type id 1 HF gives it.
+  for (const char* post : {"null", R"({"type": "ByteLevel"})"}) {
+    auto tok = Tokenizer::FromHfJson(BertWith(post), "", "t.json");
+    const EncodedInput pair = AssemblePair(tok->Layout(), Ids{4}, Ids{5, 6});
+    EXPECT_EQ(pair.ids, (Ids{4, 5, 6})) << post;
+    EXPECT_EQ(pair.type_ids, (Ids{0, 1, 1})) << post;
+    EXPECT_EQ(NumSpecialTokens(tok->Layout(), true), 0u) << post;
+  }
+}
+
+TEST(HfLayoutTest, LlamaConfigTemplate) {
+  // transformers' LlamaTokenizerFast: "<s>:0 $A:0 </s>:0 <s>:1 $B:1 </s>:1".
+  auto tok = Tokenizer::FromHfJson(
+      kByteLevel, R"({"tokenizer_class": "LlamaTokenizerFast", "add_eos_token": true})", "t.json");
+  const EncodedInput pair = AssemblePair(tok->Layout(), Ids{8}, Ids{9});
+  EXPECT_EQ(pair.ids, (Ids{10, 8, 11, 10, 9, 11}));
+  EXPECT_EQ(pair.type_ids, (Ids{0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(tok->Encode("hello", true), (Ids{10, 8, 11}));
 }
 
 TEST(HfTokenizerTest, ConcurrentEncode) {

@@ -10,6 +10,7 @@
 #include "tokenizer/hf/post_processors.h"
 #include "tokenizer/hf/pre_tokenizers.h"
 #include "tokenizer/hf/tokenizer_config.h"
+#include "tokenizer/hf/word_spans.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/utf8.h"
@@ -49,6 +50,10 @@ class HfTokenizer final : public Tokenizer {
   bool AddsEos() const override { return adds_eos_; }
   std::vector<int32_t> StopIds() const override { return stop_ids_; }
   std::string ChatTemplateSource() const override { return chat_template_; }
+  SpecialLayout Layout() const override {
+    return post_processor_ ? post_processor_->layout() : hf::PlainLayout();
+  }
+  std::vector<WordSpan> EncodeWords(std::string_view text) const override;
 
  private:
   bool InRange(int32_t id) const { return id >= 0 && id < vocab_size(); }
@@ -60,8 +65,11 @@ class HfTokenizer final : public Tokenizer {
   void ResolveSpecialIds(const hf::TokenizerConfig& config);
   void ApplyAddBosEos(const hf::TokenizerConfig& config);
   int32_t FindToken(std::string_view text) const;
-  void EncodeText(std::string_view text, bool first, bool parse_special,
-                  std::vector<int32_t>* out) const;
+  // The pipeline without post-processing; `words` (EncodeWords) also records the words.
+  void EncodeRaw(std::string_view text, bool parse_special, std::vector<int32_t>* out,
+                 hf::WordRecorder* words) const;
+  void EncodeText(std::string_view text, size_t offset, bool parse_special,
+                  std::vector<int32_t>* out, hf::WordRecorder* words) const;
 
   std::string source_;
   std::unique_ptr<hf::Normalizer> normalizer_;
@@ -174,10 +182,8 @@ void HfTokenizer::ApplyAddBosEos(const hf::TokenizerConfig& config) {
     if (it == std::end(kClasses)) return;
     add_bos = add_bos.value_or(it->add_bos);
   }
-  std::vector<int32_t> before, after;
-  if (add_bos.value_or(false) && bos_ >= 0) before.push_back(bos_);
-  if (add_eos.value_or(false) && eos_ >= 0) after.push_back(eos_);
-  post_processor_ = std::make_unique<hf::TemplatePostProcessor>(before, after);
+  post_processor_ = hf::MakeBosEosPostProcessor(add_bos.value_or(false) ? bos_ : -1,
+                                                add_eos.value_or(false) ? eos_ : -1);
 }
 
 void HfTokenizer::ResolveSpecialIds(const hf::TokenizerConfig& config) {
@@ -207,12 +213,22 @@ void HfTokenizer::ResolveSpecialIds(const hf::TokenizerConfig& config) {
   stop_ids_.assign(stops.begin(), stops.end());
 }
 
-// One stretch between raw-matched added tokens: normalize, match normalized added tokens,
-// pre-tokenize, run the model.
-void HfTokenizer::EncodeText(std::string_view text, bool first, bool parse_special,
-                             std::vector<int32_t>* out) const {
+// One stretch between raw-matched added tokens, at `offset` of the text: normalize, match
+// normalized added tokens, pre-tokenize, run the model.
+void HfTokenizer::EncodeText(std::string_view text, size_t offset, bool parse_special,
+                             std::vector<int32_t>* out, hf::WordRecorder* words) const {
   std::string normalized(text);
-  if (normalizer_) normalizer_->Normalize(&normalized);
+  hf::Alignment align;
+  if (words) align = hf::IdentityAlignment(text, static_cast<uint32_t>(offset));
+  if (normalizer_ && words) {
+    normalizer_->NormalizeAligned(&normalized, &align);
+  } else if (normalizer_) {
+    normalizer_->Normalize(&normalized);
+  }
+  const bool aligned = words && align.size() == normalized.size();
+  // Where an alignment got lost (it should not), words span the whole stretch.
+  const hf::Align stretch{static_cast<uint32_t>(offset),
+                          static_cast<uint32_t>(offset + text.size())};
   std::vector<hf::Segment> segments;
   if (normalized_matcher_.empty()) {
     if (!normalized.empty()) segments.push_back({0, normalized.size(), -1});
@@ -223,12 +239,40 @@ void HfTokenizer::EncodeText(std::string_view text, bool first, bool parse_speci
   for (const hf::Segment& seg : segments) {
     if (seg.id >= 0) {
       out->push_back(seg.id);
+      if (words) {
+        const hf::Align r = aligned ? hf::RangeOf(align, seg.start, seg.end) : stretch;
+        words->AddAddedToken(seg.id, r,
+                             std::string_view(normalized).substr(seg.start, seg.end - seg.start));
+      }
       continue;
     }
-    pieces.assign(1, {normalized.substr(seg.start, seg.end - seg.start), first && seg.start == 0});
+    pieces.assign(
+        1, {normalized.substr(seg.start, seg.end - seg.start), offset == 0 && seg.start == 0, {}});
+    if (aligned) pieces[0].align.assign(align.begin() + seg.start, align.begin() + seg.end);
     if (pre_tokenizer_) pre_tokenizer_->Apply(&pieces);
     for (const hf::Piece& p : pieces) {
-      if (!p.text.empty()) model_->Tokenize(p.text, out);
+      if (p.text.empty()) continue;
+      const size_t first = out->size();
+      model_->Tokenize(p.text, out);
+      if (words) words->AddPiece(p, *out, first, stretch);
+    }
+  }
+}
+
+void HfTokenizer::EncodeRaw(std::string_view text, bool parse_special, std::vector<int32_t>* out,
+                            hf::WordRecorder* words) const {
+  std::vector<hf::Segment> segments;
+  raw_matcher_.Split(text, !parse_special, &segments);
+  for (const hf::Segment& seg : segments) {
+    const std::string_view part = text.substr(seg.start, seg.end - seg.start);
+    if (seg.id >= 0) {
+      out->push_back(seg.id);
+      if (words) {
+        words->AddAddedToken(
+            seg.id, {static_cast<uint32_t>(seg.start), static_cast<uint32_t>(seg.end)}, part);
+      }
+    } else {
+      EncodeText(part, seg.start, parse_special, out, words);
     }
   }
 }
@@ -242,17 +286,29 @@ std::vector<int32_t> HfTokenizer::Encode(std::string_view input, bool add_specia
   if (repaired != input) text = repaired;
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 4);
-  std::vector<hf::Segment> segments;
-  raw_matcher_.Split(text, !parse_special, &segments);
-  for (const hf::Segment& seg : segments) {
-    if (seg.id >= 0) {
-      out.push_back(seg.id);
-    } else {
-      EncodeText(text.substr(seg.start, seg.end - seg.start), seg.start == 0, parse_special, &out);
-    }
-  }
+  EncodeRaw(text, parse_special, &out, nullptr);
   if (add_special && post_processor_) post_processor_->Process(&out);
   return out;
+}
+
+// Agrees with HF's word_ids() / word_to_chars() (tests/golden/test_tokenizer_words.py) but:
+// - a BPE without unk_token drops the characters its vocabulary lacks, and HF then counts its
+//   token offsets as if those characters were not there (its span points at other
+//   characters); here the word keeps its whole piece;
+// - normalizers without an exact alignment of their own (all but the Unicode forms, Prepend,
+//   Strip, Replace and Sequence) are aligned character by character (AlignByCharacters):
+//   exact for those that map characters independently (Lowercase, StripAccents, BERT's),
+//   grouped or proportional where one does not (BERT's NFD reordering marks of a character).
+std::vector<WordSpan> HfTokenizer::EncodeWords(std::string_view input) const {
+  KILN_CHECK(input.size() < (size_t{1} << 31), source_, ": text to tokenize too long");
+  const std::string repaired = ValidUtf8OrReplace(input);
+  static const std::vector<bool> kNoTrim;
+  hf::WordRecorder words(repaired, text_,
+                         post_processor_ ? post_processor_->trim_passes() : kNoTrim);
+  std::vector<int32_t> ids;
+  ids.reserve(repaired.size() / 3 + 4);
+  EncodeRaw(repaired, false, &ids, &words);
+  return words.Finish(input);
 }
 
 std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special) const {

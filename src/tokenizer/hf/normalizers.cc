@@ -1,5 +1,7 @@
 #include "tokenizer/hf/normalizers.h"
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "tokenizer/hf/pattern.h"
@@ -15,10 +17,54 @@ class UnicodeNormalizer final : public Normalizer {
  public:
   explicit UnicodeNormalizer(NormalForm form) : form_(form) {}
   void Normalize(std::string* s) const override { *s = UnicodeNormalize(*s, form_); }
+  void NormalizeAligned(std::string* s, Alignment* align) const override;
 
  private:
   NormalForm form_;
 };
+
+// Positional, as HF's normalization (crate unicode-normalization-alignments) aligns: the input
+// decomposes character by character, each decomposed character aligned to its source, and
+// canonical reordering keeps alignments in place. Output character k then starts at decomposed
+// position p_k (the decomposition of the output is that of the input, D(C(x)) = D(x)), so a
+// composed character gets its first part's alignment (e + U+0301 -> e's).
+void UnicodeNormalizer::NormalizeAligned(std::string* s, Alignment* align) const {
+  std::string out = UnicodeNormalize(*s, form_);
+  if (out == *s || align->size() != s->size()) {
+    s->swap(out);
+    return;
+  }
+  const NormalForm decompose =
+      form_ == NormalForm::kNfc || form_ == NormalForm::kNfd ? NormalForm::kNfd : NormalForm::kNfkd;
+  auto chars_of = [&](std::string_view c) {
+    std::vector<uint32_t> cps;
+    ToCodepoints(UnicodeNormalize(c, decompose), &cps);
+    return cps.size();
+  };
+  Alignment positions;  // by decomposed character
+  for (size_t i = 0; i < s->size();) {
+    const size_t n = CharLen(*s, i);
+    positions.insert(positions.end(), chars_of(std::string_view(*s).substr(i, n)), (*align)[i]);
+    i += n;
+  }
+  Alignment result;
+  result.reserve(out.size());
+  size_t p = 0;
+  for (size_t i = 0; i < out.size();) {
+    const size_t n = CharLen(out, i);
+    if (p >= positions.size()) break;
+    result.insert(result.end(), n, positions[p]);
+    p += chars_of(std::string_view(out).substr(i, n));
+    i += n;
+  }
+  if (result.size() == out.size() && p == positions.size()) {
+    align->swap(result);
+  } else {  // not expected (D(C(x)) = D(x)); never leave the alignment out of step
+    *align = AlignByCharacters(
+        *s, *align, out, [this](std::string_view piece) { return UnicodeNormalize(piece, form_); });
+  }
+  s->swap(out);
+}
 
 class LowercaseNormalizer final : public Normalizer {
  public:
@@ -49,22 +95,38 @@ class ReplaceNormalizer final : public Normalizer {
  public:
   ReplaceNormalizer(Regex re, std::string content)
       : re_(std::move(re)), content_(std::move(content)) {}
-  void Normalize(std::string* s) const override {
+  void Normalize(std::string* s) const override { Run(s, nullptr); }
+  // HF inserts the content after the match: it takes the alignment of the match's last byte.
+  void NormalizeAligned(std::string* s, Alignment* align) const override { Run(s, align); }
+
+ private:
+  void Run(std::string* s, Alignment* align) const {
+    if (align && align->size() != s->size()) align = nullptr;
     std::vector<Match> matches;
     re_.FindAll(*s, &matches);
     if (matches.empty()) return;
     std::string out;
+    Alignment out_align;
     size_t prev = 0;
     for (const Match& m : matches) {
       out.append(*s, prev, m.start - prev);
       out += content_;
+      if (align) {
+        out_align.insert(out_align.end(), align->begin() + prev, align->begin() + m.start);
+        const size_t last = m.end > 0 ? m.end - 1 : 0;
+        out_align.insert(out_align.end(), content_.size(),
+                         align->empty() ? Align{} : (*align)[std::min(last, align->size() - 1)]);
+      }
       prev = m.end;
     }
     out.append(*s, prev, std::string::npos);
     s->swap(out);
+    if (align) {
+      out_align.insert(out_align.end(), align->begin() + prev, align->end());
+      align->swap(out_align);
+    }
   }
 
- private:
   Regex re_;
   std::string content_;
 };
@@ -75,6 +137,12 @@ class PrependNormalizer final : public Normalizer {
   void Normalize(std::string* s) const override {
     if (!s->empty()) s->insert(0, prefix_);
   }
+  // The prefix shares the first character's alignment.
+  void NormalizeAligned(std::string* s, Alignment* align) const override {
+    if (s->empty() || align->size() != s->size()) return Normalize(s);
+    align->insert(align->begin(), prefix_.size(), align->front());
+    s->insert(0, prefix_);
+  }
 
  private:
   std::string prefix_;
@@ -84,21 +152,35 @@ class StripNormalizer final : public Normalizer {
  public:
   StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
   void Normalize(std::string* s) const override {
-    std::vector<uint32_t> cps;
-    ToCodepoints(*s, &cps);
-    size_t b = 0, e = cps.size();
-    if (left_) {
-      while (b < e && IsWhitespace(cps[b])) ++b;
-    }
-    if (right_) {
-      while (e > b && IsWhitespace(cps[e - 1])) --e;
-    }
-    std::string out;
-    for (size_t i = b; i < e; ++i) AppendCodepoint(cps[i], &out);
-    s->swap(out);
+    const auto [b, e] = Kept(*s);
+    *s = s->substr(b, e - b);
+  }
+  // The kept characters keep their alignments.
+  void NormalizeAligned(std::string* s, Alignment* align) const override {
+    const auto [b, e] = Kept(*s);
+    if (align->size() == s->size()) *align = Alignment(align->begin() + b, align->begin() + e);
+    *s = s->substr(b, e - b);
   }
 
  private:
+  // The byte range left once the leading and trailing whitespace goes.
+  std::pair<size_t, size_t> Kept(std::string_view s) const {
+    size_t b = 0, e = s.size();
+    if (left_) {
+      size_t n = 1;
+      while (b < e && IsWhitespace(DecodeAt(s, b, &n))) b += n;
+    }
+    if (right_) {
+      while (e > b) {
+        size_t start = e - 1;
+        while (start > b && (static_cast<uint8_t>(s[start]) & 0xC0) == 0x80) --start;
+        size_t n = 1;
+        if (!IsWhitespace(DecodeAt(s, start, &n))) break;
+        e = start;
+      }
+    }
+    return {b, e};
+  }
   bool left_, right_;
 };
 
@@ -171,12 +253,29 @@ class SequenceNormalizer final : public Normalizer {
   void Normalize(std::string* s) const override {
     for (const auto& n : steps_) n->Normalize(s);
   }
+  void NormalizeAligned(std::string* s, Alignment* align) const override {
+    for (const auto& n : steps_) n->NormalizeAligned(s, align);
+  }
 
  private:
   std::vector<std::unique_ptr<Normalizer>> steps_;
 };
 
 }  // namespace
+
+void Normalizer::NormalizeAligned(std::string* s, Alignment* align) const {
+  std::string out = *s;
+  Normalize(&out);
+  if (out == *s) return;  // unchanged text keeps its alignment
+  if (align->size() == s->size()) {
+    *align = AlignByCharacters(*s, *align, out, [this](std::string_view piece) {
+      std::string p(piece);
+      Normalize(&p);
+      return p;
+    });
+  }
+  s->swap(out);
+}
 
 std::unique_ptr<Normalizer> MakeNormalizer(const Json& j, const std::string& where, int depth) {
   if (j.is_null()) return nullptr;

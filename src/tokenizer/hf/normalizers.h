@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "tokenizer/hf/alignment.h"
 #include "tokenizer/hf/json_fields.h"
 
 namespace kiln::hf {
@@ -15,6 +16,10 @@ class Normalizer {
   virtual ~Normalizer() = default;
   // `s` is valid UTF-8 and stays so.
   virtual void Normalize(std::string* s) const = 0;
+  // The same text as Normalize, with `align` (one entry per byte of *s) carried through as
+  // HF's NormalizedString does. The default aligns character by character
+  // (AlignByCharacters); Prepend, Strip, Replace and Sequence align exactly.
+  virtual void NormalizeAligned(std::string* s, Alignment* align) const;
 };
 
 // From the JSON object; nullptr for null. Throws kiln::Error naming `where` on bad input.

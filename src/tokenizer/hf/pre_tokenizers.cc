@@ -41,11 +41,27 @@ class ByteLevelStep final : public PreTokenizerStep {
     static const Regex kRegex(kGpt2Regex, "ByteLevel");
     if (add_prefix_space_) {
       for (Piece& p : *pieces) {
-        if (p.text.empty() || p.text[0] != ' ') p.text.insert(0, 1, ' ');
+        if (p.text.empty() || p.text[0] != ' ') {
+          // The added space shares the first character's alignment (HF's prepend).
+          if (Aligned(p)) p.align.insert(p.align.begin(), p.align.front());
+          p.text.insert(0, 1, ' ');
+        }
       }
     }
     if (use_regex_) SplitRegex(pieces, kRegex, SplitBehavior::kIsolated, false);
-    for (Piece& p : *pieces) p.text = ByteLevelMap(p.text);
+    for (Piece& p : *pieces) {
+      if (Aligned(p)) {
+        // Every stand-in character of a byte keeps that byte's alignment.
+        Alignment align;
+        align.reserve(p.align.size() * 2);
+        for (size_t i = 0; i < p.text.size(); ++i) {
+          align.insert(align.end(), unicode::ByteToUtf8(static_cast<uint8_t>(p.text[i])).size(),
+                       p.align[i]);
+        }
+        p.align.swap(align);
+      }
+      p.text = ByteLevelMap(p.text);
+    }
   }
 
  private:
@@ -76,20 +92,26 @@ class MetaspaceStep final : public PreTokenizerStep {
   }
   void Apply(std::vector<Piece>* pieces) const override {
     for (Piece& p : *pieces) {
+      const bool aligned = Aligned(p);
       std::string out;
       out.reserve(p.text.size() + 8);
-      for (char c : p.text) {
+      Alignment align;  // the replacement takes the space's alignment, a prefix the first's
+      for (size_t i = 0; i < p.text.size(); ++i) {
+        const char c = p.text[i];
         if (c == ' ') {
           out += replacement_;
         } else {
           out += c;
         }
+        if (aligned) align.insert(align.end(), c == ' ' ? replacement_.size() : 1, p.align[i]);
       }
       const bool starts = out.compare(0, replacement_.size(), replacement_) == 0;
       if (!starts && (prepend_ == Prepend::kAlways || (prepend_ == Prepend::kFirst && p.first))) {
         out.insert(0, replacement_);
+        if (aligned) align.insert(align.begin(), replacement_.size(), align.front());
       }
       p.text.swap(out);
+      if (aligned) p.align.swap(align);
     }
     if (split_) {
       const uint32_t r = replacement_cp_;

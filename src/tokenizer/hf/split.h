@@ -7,16 +7,22 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/hf/alignment.h"
 #include "tokenizer/hf/regex.h"
 
 namespace kiln::hf {
 
 // A piece of text between pipeline steps. `first`: it starts at offset 0 of the original input
-// (Metaspace's prepend_scheme "first" looks at that).
+// (Metaspace's prepend_scheme "first" looks at that). `align`: empty, or (EncodeWords) one
+// entry per byte of `text`, which every step that splits or rewrites the text keeps so.
 struct Piece {
   std::string text;
   bool first = false;
+  Alignment align;
 };
+
+// Whether `p` carries an alignment to keep up to date.
+inline bool Aligned(const Piece& p) { return !p.align.empty() && p.align.size() == p.text.size(); }
 
 enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWithNext, kContiguous };
 
@@ -55,8 +61,10 @@ void SplitPieces(std::vector<Piece>* pieces, SplitFn split) {
       out.push_back(std::move(p));
       continue;
     }
+    const bool aligned = Aligned(p);
     for (const Match& r : ranges) {
-      out.push_back({p.text.substr(r.start, r.end - r.start), p.first && r.start == 0});
+      out.push_back({p.text.substr(r.start, r.end - r.start), p.first && r.start == 0, {}});
+      if (aligned) out.back().align.assign(p.align.begin() + r.start, p.align.begin() + r.end);
     }
   }
   pieces->swap(out);

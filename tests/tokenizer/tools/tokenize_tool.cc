@@ -7,6 +7,12 @@
 //     {"ids": [...], "skip_special": true}  -> {"text": "...", "hex": "..."} (Decode)
 //     {"pieces": [...]}                     -> {"pieces_hex": ["..", ...]} (TokenPiece)
 //     {"info": true}                        -> vocabulary size, bos/eos, stop ids, ...
+//     {"words": "..."} (or "words_hex")     -> {"ids", "word_ids", "begin", "end"} (EncodeWords;
+//                                              byte offsets of each token's word)
+//     {"layout": true}                      -> the SpecialLayout ({"single_before": [[id, type]
+//                                              ...], ..., "single_type", "type_a", "type_b"})
+//     {"single": "a"} / {"pair": ["a", "b"]} -> {"ids", "type_ids"} (Encode(text, false) of each
+//                                              part, then AssembleSingle / AssemblePair)
 //   kiln_tokenize_tool MODEL --bench FILE [REPEAT [CHUNK]]   encode and decode FILE (in
 //     documents of at most CHUNK bytes cut at newlines), print MB/s
 #include <chrono>
@@ -20,6 +26,7 @@
 #include <vector>
 
 #include "tokenizer/load_tokenizer.h"
+#include "tokenizer/pair_encoding.h"
 
 namespace {
 
@@ -41,8 +48,50 @@ std::string FromHex(const std::string& h) {
   return out;
 }
 
+nlohmann::json RunJson(const std::vector<kiln::LayoutToken>& run) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const kiln::LayoutToken& t : run) out.push_back({t.id, t.type_id});
+  return out;
+}
+
+nlohmann::json LayoutJson(const kiln::SpecialLayout& l) {
+  return nlohmann::json{{"single_before", RunJson(l.single_before)},
+                        {"single_after", RunJson(l.single_after)},
+                        {"pair_before", RunJson(l.pair_before)},
+                        {"pair_middle", RunJson(l.pair_middle)},
+                        {"pair_after", RunJson(l.pair_after)},
+                        {"single_type", l.single_type},
+                        {"type_a", l.type_a},
+                        {"type_b", l.type_b}};
+}
+
 nlohmann::json Handle(const kiln::Tokenizer& tok, const nlohmann::json& req) {
   using nlohmann::json;
+  if (req.contains("words") || req.contains("words_hex")) {
+    const std::string text =
+        req.contains("words") ? req["words"].get<std::string>() : FromHex(req["words_hex"]);
+    json ids = json::array(), words = json::array(), begin = json::array(), end = json::array();
+    for (const kiln::WordSpan& w : tok.EncodeWords(text)) {
+      ids.push_back(w.id);
+      words.push_back(w.word);
+      begin.push_back(w.begin);
+      end.push_back(w.end);
+    }
+    return json{{"ids", ids}, {"word_ids", words}, {"begin", begin}, {"end", end}};
+  }
+  if (req.contains("layout")) return LayoutJson(tok.Layout());
+  if (req.contains("single") || req.contains("pair")) {
+    const kiln::SpecialLayout layout = tok.Layout();
+    kiln::EncodedInput in;
+    if (req.contains("single")) {
+      in = kiln::AssembleSingle(layout, tok.Encode(req["single"].get<std::string>(), false));
+    } else {
+      const auto& p = req["pair"];
+      in = kiln::AssemblePair(layout, tok.Encode(p.at(0).get<std::string>(), false),
+                              tok.Encode(p.at(1).get<std::string>(), false));
+    }
+    return json{{"ids", in.ids}, {"type_ids", in.type_ids}};
+  }
   if (req.contains("text") || req.contains("text_hex")) {
     const std::string text =
         req.contains("text") ? req["text"].get<std::string>() : FromHex(req["text_hex"]);
