@@ -96,13 +96,17 @@ else
     # serve`: an ASan or UBSan report kills the server, which the test sees as a failure.
     # With them, the span exporter against collectors that refuse, hang, answer 500 or
     # garbage, and hostile x-request-id / traceparent values; clients that leave in the middle
-    # of speculative drafts, and bad --speculate values.
+    # of speculative drafts, and bad --speculate values; hostile bodies for the encoder routes
+    # (embeddings, rerank, predict, qa) and clients leaving mid-batch.
     PYTEST_BUILD=build-asan run_pytest asan-hostile tests/integration/test_hostile.py \
       tests/integration/test_artifact_corpus.py \
       "tests/integration/test_tracing.py::test_collector_faults_never_fail_or_slow_requests" \
       "tests/integration/test_tracing.py::test_hostile_request_ids_and_traceparents_are_replaced" \
       "tests/integration/test_speculation.py::test_client_leaving_mid_draft_frees_everything" \
-      "tests/integration/test_speculation.py::test_bad_flags_are_refused"
+      "tests/integration/test_speculation.py::test_bad_flags_are_refused" \
+      "tests/integration/test_encoders.py::test_encoder_hostile_inputs" \
+      "tests/integration/test_encoders.py::test_client_leaving_mid_batch" \
+      "tests/integration/test_encoders.py::test_embeddings_bad_input"
   else
     note FAIL "asan build"
     note FAIL "asan ctest -L unit: not run (build failed)"

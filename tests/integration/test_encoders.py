@@ -264,3 +264,85 @@ def test_qa_matches_transformers_pipeline(kiln_paths, minilm, tmp_path):
         assert r.status_code == 422, r.text
     finally:
         assert server.stop() == 0, server.stderr()
+
+
+# Hostile input for the encoder routes (also run against the ASan build in scripts/test.sh):
+# every malformed body gets a 4xx, never a 5xx, and the server keeps serving.
+ENCODER_BASE = {
+    "/v1/embeddings": {"input": "hello", "model": "m"},
+    "/embed": {"inputs": "hello"},
+    "/rerank": {"query": "q", "texts": ["a", "b"]},
+    "/predict": {"inputs": "hello"},
+    "/qa": {"question": "q", "context": "c"},
+}
+ENCODER_BAD = [None, True, -1, 0, 2**31, 2**64, 1.5, 1e308, "", "x" * 5000, "\u0000", "\ud800",
+               [], [None], [[]], [[[]]], {}, [1, "a"], ["a"] * 5000, [-5], [2**40],
+               [[1, 2], [3]], ["a", "b", "c"], [["a", "b", "c"]], "Left", "Right", "middle"]
+ENCODER_FIELDS = ["input", "inputs", "encoding_format", "dimensions", "normalize", "truncate",
+                  "truncation_direction", "query", "texts", "raw_scores", "return_text",
+                  "question", "context", "top_k", "doc_stride", "max_answer_len", "max_seq_len",
+                  "handle_impossible_answer", "prompt_name", "model"]
+
+
+def hostile_bodies() -> list[tuple[str, dict]]:
+    out = []
+    for route, base in ENCODER_BASE.items():
+        for field in ENCODER_FIELDS:
+            for value in ENCODER_BAD:
+                out.append((route, {**base, field: value}))
+    return out
+
+
+def check_hostile(url: str, cases) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def send(case):
+        route, body = case
+        try:
+            r = requests.post(url + route, json=body, timeout=120)
+        except ValueError:  # a body requests cannot encode (a lone surrogate)
+            return case, 400, ""
+        return case, r.status_code, r.text[:200]
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(send, cases))
+    bad = [(c, s, t) for c, s, t in results if s >= 500 or s == 0]
+    assert not bad, bad[:5]
+
+
+def test_encoder_hostile_inputs(kiln_paths, minilm, tmp_path):
+    qa = random_model(tmp_path / "qa", minilm, "qa")
+    rerank = random_model(tmp_path / "rerank", minilm, "rerank")
+    for folder in (minilm, qa, rerank):
+        server = KilnServer(kiln_paths[0], folder, ["--max-client-batch-size", "64"])
+        try:
+            check_hostile(server.url, hostile_bodies())
+            # A long context through many windows, a huge top_k, extreme strides.
+            long_ctx = "word " * 3000
+            for body in ({"question": "what?", "context": long_ctx, "doc_stride": 0},
+                         {"question": "what?", "context": long_ctx, "top_k": 64,
+                          "max_seq_len": 16, "doc_stride": 1},
+                         {"question": "what?", "context": long_ctx, "max_seq_len": 65536}):
+                r = requests.post(server.url + "/qa", json=body, timeout=300)
+                assert r.status_code < 500, r.text
+            assert server.alive(), server.stderr()
+            assert requests.get(server.url + "/health", timeout=10).status_code == 200
+        finally:
+            assert server.stop() == 0, server.stderr()
+
+
+def test_client_leaving_mid_batch(embed_server):
+    """Clients that send large batches and leave before the answer: the server drops their
+    queued sequences and keeps serving the others."""
+    import socket
+    import json as _json
+    body = _json.dumps({"inputs": ["a sentence to embed, rather long " * 6] * 32}).encode()
+    req = (f"POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+           f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    for _ in range(20):
+        with socket.create_connection(("127.0.0.1", embed_server.port)) as s:
+            s.sendall(req)
+    r = requests.post(embed_server.url + "/embed", json={"inputs": "still here"}, timeout=120)
+    assert r.status_code == 200 and len(r.json()[0]) == 384
+    metrics = requests.get(embed_server.url + "/metrics").text
+    assert "kiln_encoder_batches_total" in metrics
