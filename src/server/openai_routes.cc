@@ -98,8 +98,9 @@ void HandleModels(RouteContext& ctx) {
                          {"root", c.model_id},
                          {"parent", nullptr},
                          {"max_model_len", c.limits.max_total_tokens}};
-  RespondJson(ctx.reply, 200,
-              api::DumpJson({{"object", "list"}, {"data", nlohmann::json::array({card})}}));
+  nlohmann::json data =
+      ctx.state.model_list ? ctx.state.model_list() : nlohmann::json::array({card});
+  RespondJson(ctx.reply, 200, api::DumpJson({{"object", "list"}, {"data", std::move(data)}}));
 }
 
 }  // namespace kiln

@@ -86,8 +86,7 @@ void AppendEncoderMetrics(std::string& text, const EncoderEngineStats& st) {
                  "# TYPE kiln_encoder_queue_size gauge\nkiln_encoder_queue_size ", st.queued, "\n");
 }
 
-void HandleMetrics(RouteContext& ctx) {
-  ServerState& s = ctx.state;
+std::string RenderMetrics(ServerState& s) {
   ServerGauges g;
   g.in_flight = s.admission.in_flight();
   g.admission_capacity = s.admission.capacity();
@@ -97,6 +96,12 @@ void HandleMetrics(RouteContext& ctx) {
   std::string text = s.metrics.Render(BackendStats(s), g);
   if (s.encoder != nullptr) AppendEncoderMetrics(text, s.encoder->Stats());
   if (s.spans != nullptr) telemetry::AppendExporterMetrics(text, s.spans->counters());
+  return text;
+}
+
+void HandleMetrics(RouteContext& ctx) {
+  ServerState& s = ctx.state;
+  std::string text = s.merged_metrics ? s.merged_metrics() : RenderMetrics(s);
   RespondText(ctx.reply, 200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
 }
 

@@ -80,8 +80,7 @@ void RequestRecord::WriteAccessLog(TimePoint end) const {
   if (!log::Enabled(level)) return;
   const std::string& route = route_.empty() ? path_ : route_;
   char message[160];
-  std::snprintf(message, sizeof(message), "%s %.100s %d", method_.c_str(), route.c_str(),
-                status_);
+  std::snprintf(message, sizeof(message), "%s %.100s %d", method_.c_str(), route.c_str(), status_);
   log::Fields f = {{"request_id", std::string_view(request_id_)},
                    {"method", std::string_view(method_)},
                    {"route", std::string_view(route)},

@@ -114,6 +114,21 @@ void RouteTable::Handle(http::Request request, std::shared_ptr<http::Exchange> e
   Run(*match, ctx);
 }
 
+void RouteTable::Reject(http::Request request, std::shared_ptr<http::Exchange> exchange,
+                        const api::ApiError& error, ErrorStyle style) {
+  auto record = std::make_shared<RequestRecord>(state_.shared_from_this(), request, Clock::now());
+  Reply reply{std::move(exchange), CorsHeaders(request), style, &state_.metrics, record};
+  reply.headers.emplace_back("x-request-id", record->request_id());
+  if (!Authorized(request)) {
+    return RespondJson(reply, 401,
+                       ErrorBody(style, api::ApiError(401, "authentication",
+                                                      "Unauthorized: send `Authorization: "
+                                                      "Bearer <api-key>`")),
+                       {{"WWW-Authenticate", "Bearer"}});
+  }
+  RespondError(reply, error);
+}
+
 void RouteTable::Run(const Route& route, RouteContext& ctx) {
   if (route.generation) state_.metrics.RequestReceived();
   try {

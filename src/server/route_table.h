@@ -18,6 +18,9 @@ class RouteTable {
  public:
   explicit RouteTable(ServerState& state);
   void Handle(http::Request request, std::shared_ptr<http::Exchange> exchange);
+  // Answers `error` (after the API-key check, which wins) as a route of `style` would.
+  void Reject(http::Request request, std::shared_ptr<http::Exchange> exchange,
+              const api::ApiError& error, ErrorStyle style);
 
  private:
   struct Route {

@@ -45,6 +45,8 @@ void HandleOpenApi(RouteContext& ctx);
 // The engine's counters: the generation engine's, or what an encoder engine has of them
 // (queue, running, cores).
 EngineStats BackendStats(const ServerState& state);
+// The model's /metrics text (its own, never merged).
+std::string RenderMetrics(ServerState& state);
 // kiln_encoder_* counters in Prometheus text.
 void AppendEncoderMetrics(std::string& text, const EncoderEngineStats& stats);
 

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "engine/encoder_engine.h"
 #include "server/admission.h"
@@ -39,6 +41,10 @@ struct ServerState : std::enable_shared_from_this<ServerState> {
   Admission admission;
   std::atomic<bool> draining{false};
   std::function<size_t()> connection_count;
+  // Set on the default model's state when the server hosts several: /v1/models' "data" and
+  // /metrics' text for all of them.
+  std::function<nlohmann::json()> model_list;
+  std::function<std::string()> merged_metrics;
   // Set by kiln::Server before it serves when config.otlp_endpoint is set; else null.
   std::shared_ptr<telemetry::SpanExporter> spans;
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();

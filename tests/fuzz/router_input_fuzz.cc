@@ -12,7 +12,7 @@
 
 #include "fuzz_util.h"
 #include "router/core_split.h"
-#include "router/metrics_merge.h"
+#include "util/metrics_merge.h"
 #include "router/prefix_key.h"
 #include "util/error.h"
 

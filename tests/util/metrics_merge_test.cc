@@ -1,4 +1,4 @@
-#include "router/metrics_merge.h"
+#include "util/metrics_merge.h"
 
 #include <gtest/gtest.h>
 

