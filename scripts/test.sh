@@ -97,7 +97,8 @@ else
     # With them, the span exporter against collectors that refuse, hang, answer 500 or
     # garbage, and hostile x-request-id / traceparent values; clients that leave in the middle
     # of speculative drafts, and bad --speculate values; hostile bodies for the encoder routes
-    # (embeddings, rerank, predict, qa) and clients leaving mid-batch.
+    # (embeddings, rerank, predict, qa) and clients leaving mid-batch; models loaded, failed,
+    # retried and unloaded mid-stream at run time.
     PYTEST_BUILD=build-asan run_pytest asan-hostile tests/integration/test_hostile.py \
       tests/integration/test_artifact_corpus.py \
       "tests/integration/test_tracing.py::test_collector_faults_never_fail_or_slow_requests" \
@@ -106,7 +107,8 @@ else
       "tests/integration/test_speculation.py::test_bad_flags_are_refused" \
       "tests/integration/test_encoders.py::test_encoder_hostile_inputs" \
       "tests/integration/test_encoders.py::test_client_leaving_mid_batch" \
-      "tests/integration/test_encoders.py::test_embeddings_bad_input"
+      "tests/integration/test_encoders.py::test_embeddings_bad_input" \
+      "tests/integration/test_multi_model.py::test_admin_load_unload_and_a_failed_model"
   else
     note FAIL "asan build"
     note FAIL "asan ctest -L unit: not run (build failed)"

@@ -44,6 +44,7 @@ struct ServeOptions {
   std::string model_id;
   std::string served_model_name;
   std::vector<std::string> models;  // --model NAME=SOURCE[:cores=...]: several in one server
+  double model_retry_interval = 5;  // s between loads of a model that failed to load
   std::string hostname = "127.0.0.1";
   int port = 3000;
   int max_concurrent_requests = 128;
@@ -205,6 +206,17 @@ sigset_t BlockStopSignals() {
 // SIGTERM/SIGINT: /health turns 503 and new requests are refused at once; requests in flight
 // finish within the drain timeout (a second signal cuts it short); then the server stops.
 void ServeUntilSignalled(Server& server, const sigset_t& signals,
+                         std::chrono::milliseconds drain_timeout);
+
+void ServeUntilSignalledAndStop(Server& server, const sigset_t& signals,
+                                std::chrono::milliseconds drain, const std::string& names,
+                                const std::string& host) {
+  server.Start();
+  log::Info(StrCat("serving ", names, " on http://", host, ":", server.port()));
+  ServeUntilSignalled(server, signals, drain);
+}
+
+void ServeUntilSignalled(Server& server, const sigset_t& signals,
                          std::chrono::milliseconds drain_timeout) {
   int sig = 0;
   sigwait(&signals, &sig);
@@ -275,14 +287,22 @@ ModelSpec ParseModelSpec(const std::string& text, const ServeOptions& o) {
   return spec;
 }
 
-// Everything one served model owns; destroyed after the HTTP side stopped.
-struct Hosting {
+// Everything one served model owns (the server holds it; hosted points into it).
+struct Hosting : LoadedModel {
   ServedModel served;                  // a decoder's model and tokenizer
   std::unique_ptr<Model> draft_model;  // outlives the engine
   std::unique_ptr<EngineBackend> backend;
   std::unique_ptr<Tokenizer> encoder_tokenizer;
   std::unique_ptr<EncoderEngine> encoder;
-  HostedModel hosted;
+
+  // The engines end what runs and go; the weights with them. Tokenizers and the backend
+  // objects stay: late calls may still reach them.
+  void Shutdown() override {
+    if (backend != nullptr) backend->Shutdown();
+    if (encoder != nullptr) encoder->Shutdown();
+    draft_model.reset();
+    served.model.reset();
+  }
 };
 
 // An encoder: embeddings (/v1/embeddings, /embed), reranking, classification and extractive
@@ -370,6 +390,20 @@ std::vector<ModelSpec> ModelSpecs(const ServeOptions& o) {
   return specs;
 }
 
+// Loads one model as --model / POST /admin/models describe it.
+std::unique_ptr<LoadedModel> LoadModel(CLI::App& cmd, const ServeOptions& o,
+                                       const ModelRequest& spec, bool speculate) {
+  ServeOptions mo = o;
+  mo.served_model_name = spec.name;
+  mo.model_id = spec.source;
+  if (!spec.cores.empty()) mo.cores = spec.cores;
+  if (!spec.kv_cache_dtype.empty()) mo.kv_cache_dtype = spec.kv_cache_dtype;
+  const std::string model_path = ResolveModelId(spec.source);
+  log::Info("loading " + model_path + (mo.cores.empty() ? "" : " on cores " + mo.cores));
+  if (IsEncoderFolder(model_path)) return HostEncoder(cmd, mo, model_path);
+  return HostDecoder(mo, model_path, speculate);
+}
+
 void RunServe(CLI::App& cmd, ServeOptions o) {
   ApplyLogFlags(o.observability);
   CheckSpeculationFlags(o.speculation);
@@ -382,31 +416,49 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
       visible != nullptr && o.cores.empty()) {
     o.cores = visible;
   }
-  std::vector<std::unique_ptr<Hosting>> hostings;
-  std::vector<HostedModel> hosted;
+  const bool several = !o.models.empty();
+  std::vector<std::unique_ptr<LoadedModel>> loaded;
+  std::vector<std::pair<ModelRequest, std::string>> failed;
   for (const ModelSpec& spec : ModelSpecs(o)) {
-    ServeOptions mo = o;
-    mo.served_model_name = spec.name;
-    mo.model_id = spec.source;
-    mo.cores = spec.cores;
-    mo.kv_cache_dtype = spec.kv_cache_dtype;
-    const std::string model_path = ResolveModelId(spec.source);
-    log::Info("loading " + model_path + (spec.cores.empty() ? "" : " on cores " + spec.cores));
-    hostings.push_back(IsEncoderFolder(model_path)
-                           ? HostEncoder(cmd, mo, model_path)
-                           : HostDecoder(mo, model_path, /*speculate=*/hostings.empty()));
-    hosted.push_back(std::move(hostings.back()->hosted));
+    const ModelRequest request{spec.name, spec.source, spec.cores, spec.kv_cache_dtype};
+    if (!several) {  // one model: a load error is the server's (exit code and all)
+      loaded.push_back(LoadModel(cmd, o, request, /*speculate=*/true));
+      continue;
+    }
+    for (const auto& m : loaded) {
+      KILN_CHECK(m->hosted.config.model_id != spec.name, "two models are named '", spec.name, "'");
+    }
+    try {
+      loaded.push_back(LoadModel(cmd, o, request, /*speculate=*/loaded.empty()));
+    } catch (const std::exception& e) {
+      // The others serve; this one is listed as failed and loaded again every few seconds.
+      log::Error(StrCat("model ", spec.name, " failed to load: ", e.what()));
+      failed.emplace_back(request, e.what());
+    }
   }
-  const std::chrono::milliseconds drain = hosted.front().config.drain_timeout;
+  KILN_CHECK(!loaded.empty(), "no model could be loaded");
+  ServerConfig front = loaded.front()->hosted.config;
+  const std::chrono::milliseconds drain = front.drain_timeout;
   std::string names;
-  for (const HostedModel& h : hosted) names += (names.empty() ? "" : ", ") + h.config.model_id;
-  const std::string host = hosted.front().config.http.host;
-  Server server(std::move(hosted));
-  server.Start();
-  log::Info(StrCat("serving ", names, " on http://", host, ":", server.port()));
-  ServeUntilSignalled(server, signals, drain);
-  // After the HTTP side stopped: requests still running end as cancelled.
-  hostings.clear();
+  for (const auto& m : loaded) names += (names.empty() ? "" : ", ") + m->hosted.config.model_id;
+  std::unique_ptr<Server> server;
+  if (several) {
+    ModelLoader loader = [&cmd, o](const ModelRequest& r) {
+      return LoadModel(cmd, o, r, /*speculate=*/false);
+    };
+    server = std::make_unique<Server>(std::move(loaded), std::move(failed), front,
+                                      std::move(loader), Millis(o.model_retry_interval));
+  } else {
+    // One model, as kiln serve always served it (no admin routes, no per-model routing).
+    std::shared_ptr<LoadedModel> only = std::move(loaded.front());
+    server = std::make_unique<Server>(std::vector<HostedModel>{only->hosted});
+    ServeUntilSignalledAndStop(*server, signals, drain, names, front.http.host);
+    only->Shutdown();  // after the HTTP side stopped: requests still running end as cancelled
+    log::Info("stopped");
+    return;
+  }
+  ServeUntilSignalledAndStop(*server, signals, drain, names, front.http.host);
+  server.reset();  // shuts the models down, then frees them
   log::Info("stopped");
 }
 
@@ -479,6 +531,9 @@ void AddServerFlags(CLI::App* cmd, ServeOptions& o) {
                   "a GGUF, a Kiln artifact, a Hugging Face folder or hub id; encoders too). The "
                   "first is the default; OpenAI requests pick one by \"model\", TGI routes by "
                   "path (/models/NAME/generate). Replaces --model-id");
+  cmd->add_option("--model-retry-interval", o.model_retry_interval,
+                  "With --model: seconds between new tries of a model that failed to load")
+      ->capture_default_str();
   cmd->add_option("--served-model-name", o.served_model_name,
                   "Model name in /info, /v1/models and responses (default: --model-id)")
       ->envname("SERVED_MODEL_NAME");

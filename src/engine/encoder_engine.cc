@@ -233,9 +233,23 @@ void EncoderEngine::Submit(EncoderRequest request, EncoderCallback done) {
     KILN_CHECK(config_.head == EncoderHead::kQuestionAnswering, config_.arch_name,
                " has no question-answering head");
   }
+  std::shared_lock lock(mu_);
+  KILN_CHECK(impl_ != nullptr, "the model has been unloaded");
   impl_->Submit(Pending{std::move(request), std::move(done), Clock::now()});
 }
 
-EncoderEngineStats EncoderEngine::Stats() const { return impl_->Stats(); }
+EncoderEngineStats EncoderEngine::Stats() const {
+  std::shared_lock lock(mu_);
+  return impl_ != nullptr ? impl_->Stats() : EncoderEngineStats{};
+}
+
+void EncoderEngine::Shutdown() {
+  std::unique_ptr<Impl> dying;
+  {
+    std::unique_lock lock(mu_);
+    dying = std::move(impl_);
+  }
+  dying.reset();  // outside the lock: its last callbacks may reach back in
+}
 
 }  // namespace kiln

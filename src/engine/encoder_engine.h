@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -74,11 +75,15 @@ class EncoderEngine {
   // max_input_tokens, a task the model has no head for) or the queue is full.
   void Submit(EncoderRequest request, EncoderCallback done);
   EncoderEngineStats Stats() const;
+  // Stops the engine thread and frees the model (an unloaded model): queued requests get an
+  // error, Submit refuses from now on. Thread-safe; the object itself stays valid.
+  void Shutdown();
 
  private:
   class Impl;
   const EncoderConfig config_;
   const EncoderEngineConfig engine_config_;
+  mutable std::shared_mutex mu_;  // guards impl_ against Shutdown
   std::unique_ptr<Impl> impl_;
 };
 

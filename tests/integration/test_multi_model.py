@@ -27,9 +27,9 @@ def multi(kiln_paths, minilm):
     assert server.stop() == 0, server.stderr()
 
 
-def generate(url: str, prompt: str, n: int = 12) -> str:
+def generate(url: str, prompt: str, n: int = 12, key: str = "k") -> str:
     r = requests.post(url, json={"inputs": prompt, "parameters": {"max_new_tokens": n}},
-                      timeout=120)
+                      headers={"Authorization": f"Bearer {key}"}, timeout=120)
     assert r.status_code == 200, r.text
     return r.json()["generated_text"]
 
@@ -106,3 +106,86 @@ def test_bad_model_flags_are_refused(kiln_paths):
         p = subprocess.run([str(exe), "serve", "--port", "0", *flags], capture_output=True,
                            text=True, timeout=120)
         assert p.returncode != 0 and words in p.stderr, (flags, p.stderr[-500:])
+
+
+def admin(url: str, method: str, path: str = "", key: str | None = "k", **kw):
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return requests.request(method, url + "/admin/models" + path, headers=headers, timeout=300,
+                            **kw)
+
+
+def test_admin_routes_need_an_api_key(multi):
+    r = admin(multi.url, "GET", key=None)
+    assert r.status_code == 403 and "--api-key" in r.json()["error"], r.text
+
+
+def test_admin_load_unload_and_a_failed_model(kiln_paths, tmp_path):
+    exe, smol = kiln_paths
+    late = tmp_path / "late.gguf"  # appears after the start: the retry loads it
+    server = KilnServer(exe, smol, [
+        "--model", f"smol={smol}:cores=0", "--model", f"late={late}:cores=0",
+        "--api-key", "k", "--kv-cache-memory", "0.25", "--model-retry-interval", "0.3"])
+    auth = {"Authorization": "Bearer k"}
+    try:
+        cards = {m["id"]: m for m in admin(server.url, "GET").json()["models"]}
+        assert cards["smol"]["state"] == "ready"
+        assert cards["late"]["state"] == "failed" and "late.gguf" in cards["late"]["error"]
+        r = requests.post(server.url + "/models/late/generate", json={"inputs": "x"},
+                          headers=auth, timeout=30)
+        assert r.status_code == 503 and "not available" in r.json()["error"], r.text
+        assert admin(server.url, "GET", key="wrong").status_code == 401
+
+        # Load at run time; refuse a taken name, a bad source and a bad body.
+        r = admin(server.url, "POST", json={"name": "stories", "source": str(STORIES)})
+        assert r.status_code == 201 and r.json()["model"]["state"] == "ready", r.text
+        assert admin(server.url, "POST", json={"name": "stories",
+                                               "source": str(STORIES)}).status_code == 409
+        r = admin(server.url, "POST", json={"name": "nope", "source": str(tmp_path / "x.gguf")})
+        assert r.status_code == 422 and "x.gguf" in r.json()["error"], r.text
+        for body in ({}, {"name": 5, "source": "x"}, {"name": "a/b", "source": "x"}, []):
+            assert admin(server.url, "POST", json=body).status_code == 422, body
+        assert generate(server.url + "/models/stories/generate", "Once") != ""
+
+        # The failed model loads once its file is there.
+        import shutil
+        import time
+        shutil.copy(STORIES, late)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            cards = {m["id"]: m for m in admin(server.url, "GET").json()["models"]}
+            if cards["late"]["state"] == "ready":
+                break
+            time.sleep(0.2)
+        assert cards["late"]["state"] == "ready", cards["late"]
+        assert generate(server.url + "/models/late/generate", "Once") != ""
+
+        # Unload mid-stream: the stream ends with an error event; smol keeps serving.
+        r = admin(server.url, "POST", json={"name": "smol2", "source": str(smol), "cores": "0"})
+        assert r.status_code == 201, r.text
+        stream = requests.post(server.url + "/models/smol2/generate_stream", headers=auth,
+                               json={"inputs": "Count to a thousand:",
+                                     "parameters": {"max_new_tokens": 4000}},
+                               stream=True, timeout=120)
+        lines = stream.iter_lines()
+        first = next(line for line in lines if line)
+        assert b"token" in first
+        r = admin(server.url, "DELETE", "/smol2?timeout=0.1")
+        assert r.status_code == 200 and r.json() == {"unloaded": "smol2", "drained": False}
+        rest = b"\n".join(line for line in lines if line)
+        assert b'"error"' in rest, rest[-300:]
+        assert "smol2" not in {m["id"] for m in admin(server.url, "GET").json()["models"]}
+        r = requests.post(server.url + "/models/smol2/generate", json={"inputs": "x"},
+                          headers=auth, timeout=30)
+        assert r.status_code == 404
+        assert admin(server.url, "DELETE", "/smol2").status_code == 404
+        assert generate_auth(server.url + "/generate", "The capital of France is") != ""
+        assert server.alive(), server.stderr()
+    finally:
+        assert server.stop() == 0, server.stderr()
+
+
+def generate_auth(url: str, prompt: str) -> str:
+    r = requests.post(url, json={"inputs": prompt, "parameters": {"max_new_tokens": 4}},
+                      headers={"Authorization": "Bearer k"}, timeout=120)
+    assert r.status_code == 200, r.text
+    return r.json()["generated_text"]
