@@ -7,7 +7,7 @@ threads, same sentences, batch sizes 1, 8 and 32. Kiln's figures include HTTP an
 peer's do not. Prints a Markdown table: sentences/s and p50 latency per batch.
 
 usage: bench/embedding_bench.py [--model DIR] [--cores 0] [--threads 1] [--seconds 10]
-       [--batches 1,8,32]
+       [--batches 1,8,32] [--dtype source|q8_0|...]
 """
 from __future__ import annotations
 
@@ -99,6 +99,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--batches", default="1,8,32")
+    ap.add_argument("--dtype", default="source",
+                    help="kiln serve --dtype: the encoder's layers converted at load (q8_0, ...)")
     a = ap.parse_args()
     model = a.model or default_model()
     corpus = sentences(512)
@@ -106,7 +108,7 @@ def main() -> None:
     os.sched_setaffinity(0, {int(c) for c in a.cores.replace("-", ",").split(",")})
     peer_name, peer = peer_embed(model, a.threads)
     log = Path(tempfile.mkdtemp()) / "serve.log"
-    server = Serve(a.kiln, model, ["--cores", a.cores], log)
+    server = Serve(a.kiln, model, ["--cores", a.cores, "--dtype", a.dtype], log)
     rows = []
     try:
         for b in sizes:
@@ -116,7 +118,7 @@ def main() -> None:
             rows.append((b, k, p))
     finally:
         server.stop()
-    print(f"cores {a.cores}, threads {a.threads}; peer: {peer_name}\n")
+    print(f"cores {a.cores}, threads {a.threads}, Kiln --dtype {a.dtype}; peer: {peer_name}\n")
     print("| batch | Kiln sentences/s | peer sentences/s | Kiln / peer | Kiln p50 ms | peer p50 ms |")
     print("|---:|---:|---:|---:|---:|---:|")
     for b, (ks, kl), (ps, pl) in rows:

@@ -36,6 +36,7 @@
 #include "util/core_set.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/read_file.h"
 
 namespace kiln {
 namespace {
@@ -45,6 +46,7 @@ struct ServeOptions {
   std::string served_model_name;
   std::vector<std::string> models;  // --model NAME=SOURCE[:cores=...]: several in one server
   double model_retry_interval = 5;  // s between loads of a model that failed to load
+  std::string models_config;        // --config: a JSON file of models
   std::string hostname = "127.0.0.1";
   int port = 3000;
   int max_concurrent_requests = 128;
@@ -310,7 +312,13 @@ struct Hosting : LoadedModel {
 std::unique_ptr<Hosting> HostEncoder(CLI::App& cmd, const ServeOptions& o,
                                      const std::string& model_path) {
   auto h = std::make_unique<Hosting>();
-  std::unique_ptr<EncoderModel> model = EncoderModel::Load(model_path);
+  // --dtype converts an encoder's layers at load (encoders do not go through the model cache).
+  std::optional<DType> weights;
+  if (o.source.dtype != "source") {
+    weights = DTypeFromName(o.source.dtype);
+    KILN_CHECK(weights.has_value(), "--dtype '", o.source.dtype, "' is not a weight type");
+  }
+  std::unique_ptr<EncoderModel> model = EncoderModel::Load(model_path, weights);
   h->encoder_tokenizer = LoadTokenizer(model_path);
   KILN_CHECK(h->encoder_tokenizer != nullptr, model_path, ": an encoder needs its tokenizer.json");
   const EncoderConfig mc = model->config();
@@ -327,9 +335,11 @@ std::unique_ptr<Hosting> HostEncoder(CLI::App& cmd, const ServeOptions& o,
   config.max_batch_prefill_tokens = static_cast<int32_t>(ec.max_batch_tokens);
   auto pool =
       std::make_shared<ThreadPool>(o.cores.empty() ? AllowedCores() : ParseCoreSet(o.cores));
-  log::Info(StrCat("encoder ", config.model_id, ": ", mc.arch_name, ", pooling ",
-                   PoolingName(mc.pooling), ", max input ", mc.max_input_tokens, " tokens, ",
-                   pool->size(), " threads"));
+  log::Info(
+      StrCat("encoder ", config.model_id, ": ", mc.arch_name, ", ",
+             weights ? std::string(GetDTypeInfo(*weights).name) : std::string("weights as stored"),
+             ", pooling ", PoolingName(mc.pooling), ", max input ", mc.max_input_tokens,
+             " tokens, ", pool->size(), " threads"));
   h->encoder = std::make_unique<EncoderEngine>(std::move(model), pool, ec);
   h->hosted = HostedModel{std::move(config), nullptr, h->encoder.get(), h->encoder_tokenizer.get(),
                           nullptr};
@@ -381,12 +391,45 @@ std::unique_ptr<Hosting> HostDecoder(const ServeOptions& o, const std::string& m
   return h;
 }
 
-// The models to serve: every --model, else --model-id alone (named --served-model-name).
+// --config's models: {"models": [{"name", "source", "cores"?, "kv_cache_dtype"?}, ...]}.
+std::vector<ModelSpec> ReadModelsConfig(const ServeOptions& o) {
+  const std::string& path = o.models_config;
+  const nlohmann::json j = nlohmann::json::parse(ReadFileText(path), nullptr, false);
+  KILN_CHECK(j.is_object() && j.contains("models") && j["models"].is_array(), path,
+             ": expected {\"models\": [{\"name\": ..., \"source\": ...}, ...]}");
+  std::vector<ModelSpec> specs;
+  for (const nlohmann::json& m : j["models"]) {
+    auto field = [&](const char* key, const std::string& fallback, bool required) {
+      KILN_CHECK(m.is_object(), path, ": every model must be an object");
+      auto it = m.find(key);
+      if (it == m.end() || it->is_null()) {
+        KILN_CHECK(!required, path, ": a model without \"", key, "\"");
+        return fallback;
+      }
+      KILN_CHECK(it->is_string(), path, ": \"", key, "\" must be a string");
+      return it->get<std::string>();
+    };
+    specs.push_back(ModelSpec{field("name", "", true), field("source", "", true),
+                              field("cores", o.cores, false),
+                              field("kv_cache_dtype", o.kv_cache_dtype, false)});
+    KILN_CHECK(!specs.back().name.empty() && !specs.back().source.empty(), path,
+               ": a model's name and source must not be empty");
+  }
+  KILN_CHECK(!specs.empty(), path, ": no models");
+  return specs;
+}
+
+// The models to serve: every --model and --config entry, else --model-id alone (named
+// --served-model-name).
 std::vector<ModelSpec> ModelSpecs(const ServeOptions& o) {
-  if (o.models.empty())
+  if (o.models.empty() && o.models_config.empty()) {
     return {ModelSpec{o.served_model_name, o.model_id, o.cores, o.kv_cache_dtype}};
+  }
   std::vector<ModelSpec> specs;
   for (const std::string& m : o.models) specs.push_back(ParseModelSpec(m, o));
+  if (!o.models_config.empty()) {
+    for (ModelSpec& s : ReadModelsConfig(o)) specs.push_back(std::move(s));
+  }
   return specs;
 }
 
@@ -416,7 +459,7 @@ void RunServe(CLI::App& cmd, ServeOptions o) {
       visible != nullptr && o.cores.empty()) {
     o.cores = visible;
   }
-  const bool several = !o.models.empty();
+  const bool several = !o.models.empty() || !o.models_config.empty();
   std::vector<std::unique_ptr<LoadedModel>> loaded;
   std::vector<std::pair<ModelRequest, std::string>> failed;
   for (const ModelSpec& spec : ModelSpecs(o)) {
@@ -531,6 +574,11 @@ void AddServerFlags(CLI::App* cmd, ServeOptions& o) {
                   "a GGUF, a Kiln artifact, a Hugging Face folder or hub id; encoders too). The "
                   "first is the default; OpenAI requests pick one by \"model\", TGI routes by "
                   "path (/models/NAME/generate). Replaces --model-id");
+  cmd->add_option("--config", o.models_config,
+                  "A JSON file of models to serve, as --model does: {\"models\": [{\"name\": "
+                  "\"a\", \"source\": \"FILE\", \"cores\": \"0\", \"kv_cache_dtype\": "
+                  "\"f16\"}, ...]} (after any --model)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--model-retry-interval", o.model_retry_interval,
                   "With --model: seconds between new tries of a model that failed to load")
       ->capture_default_str();
@@ -573,8 +621,10 @@ void AddServeCommand(CLI::App& app) {
   auto opt = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand(
       "serve",
-      "Serve a model over HTTP with the TGI API (/generate, /generate_stream) and the OpenAI API "
-      "(/v1/chat/completions, /v1/completions), with Prometheus /metrics");
+      "Serve one model (or several, --model) over HTTP: for decoders the TGI API (/generate, "
+      "/generate_stream) and the OpenAI API (/v1/chat/completions, /v1/completions); for "
+      "encoders /v1/embeddings and TEI's /embed, /rerank, /predict, plus /qa; Prometheus "
+      "/metrics");
   AddServerFlags(cmd, *opt);
   AddLimitFlags(cmd, *opt);
   AddObservabilityFlags(cmd, opt->observability);

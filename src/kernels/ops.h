@@ -115,6 +115,14 @@ void Attention(const float* q, const int64_t* pos, int64_t n_tokens, const float
                int n_heads, int n_kv_heads, int head_dim, float scale, float* out,
                ThreadPool& pool);
 
+// Bidirectional attention of one sequence of n tokens (encoders): every query sees all n keys.
+// q, k, v, out: [n, stride] rows (stride >= n_heads * head_dim), head h at columns
+// [h * head_dim, (h + 1) * head_dim). The same result as Attention with every pos = n - 1, up
+// to the order of the dot products' sums. Parallel over heads.
+void BidirectionalAttention(const float* q, const float* k, const float* v, int64_t n,
+                            int64_t stride, int n_heads, int head_dim, float scale, float* out,
+                            ThreadPool& pool);
+
 // Name of the SIMD target chosen at runtime ("AVX3", "AVX2", ...), for logs and benchmarks.
 const char* ActiveTargetName();
 

@@ -35,7 +35,8 @@ void ResidualNorm(float* h, float* x, int64_t n, int64_t d, const std::vector<fl
 
 EncoderModel::~EncoderModel() = default;
 
-std::unique_ptr<EncoderModel> EncoderModel::Load(const std::string& dir) {
+std::unique_ptr<EncoderModel> EncoderModel::Load(const std::string& dir,
+                                                 std::optional<DType> weights) {
   KILN_CHECK(std::filesystem::is_directory(dir), dir,
              ": an encoder is loaded from a Hugging Face folder (config.json + safetensors)");
   std::unique_ptr<EncoderModel> m(new EncoderModel());
@@ -44,8 +45,39 @@ std::unique_ptr<EncoderModel> EncoderModel::Load(const std::string& dir) {
   m->config_ = EncoderConfigFromHf(hf);
   m->source_ = std::make_unique<SafetensorsCheckpoint>(dir);
   m->weights_ = BindEncoderWeights(*m->source_, m->config_);
+  if (weights) m->ConvertWeights(*weights);
   m->packed_weights_ = PackMatrices(EncoderMatMulWeights(m->weights_));
   return m;
+}
+
+// Every layer matrix re-encoded as `dtype` (row by row through f32, as the quantizers of
+// `kiln export` do); a matrix whose rows are not whole blocks of `dtype` stays as it is.
+void EncoderModel::ConvertWeights(DType dtype) {
+  std::vector<kernels::Matrix*> matrices;
+  for (EncoderLayerWeights& l : weights_.layers) {
+    for (kernels::Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_in, &l.w_out}) {
+      if (m->dtype != dtype && BytesForElements(dtype, static_cast<uint64_t>(m->cols))) {
+        matrices.push_back(m);
+      }
+    }
+  }
+  uint64_t total = 0;
+  for (const kernels::Matrix* m : matrices) {
+    total += *BytesForElements(dtype, static_cast<uint64_t>(m->cols)) * m->rows;
+  }
+  converted_.assign(total, 0);
+  uint8_t* at = converted_.data();
+  std::vector<float> row;
+  for (kernels::Matrix* m : matrices) {
+    const uint64_t row_bytes = *BytesForElements(dtype, static_cast<uint64_t>(m->cols));
+    row.resize(m->cols);
+    for (int64_t r = 0; r < m->rows; ++r) {
+      kernels::DequantizeRow(*m, r, row.data());
+      kernels::QuantizeRow(dtype, row.data(), m->cols, at + r * row_bytes);
+    }
+    *m = kernels::Matrix{dtype, m->rows, m->cols, at, row_bytes, nullptr};
+    at += row_bytes * m->rows;
+  }
 }
 
 void EncoderModel::CheckBatch(const EncoderBatch& b) const {
@@ -112,16 +144,14 @@ void EncoderModel::AttentionBlock(const EncoderLayerWeights& w, const EncoderBat
   AddBias(s_.q.data(), n, w.bq, pool);
   AddBias(s_.k.data(), n, w.bk, pool);
   AddBias(s_.v.data(), n, w.bv, pool);
-  // Bidirectional: every query of a sequence "sits" at the sequence's last position, so the
-  // causal kernel lets it see all of that sequence's keys and nothing past them.
+  // Each sequence's tokens attend to all of that sequence's tokens and to no other's.
   const int heads = static_cast<int>(config_.num_heads), hd = static_cast<int>(config_.head_dim);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   int64_t start = 0;
   for (int64_t len : b.lengths) {
-    std::fill(s_.last.begin() + start, s_.last.begin() + start + len, len - 1);
     const int64_t off = start * d;
-    kernels::Attention(s_.q.data() + off, s_.last.data() + start, len, s_.k.data() + off,
-                       s_.v.data() + off, heads, heads, hd, scale, s_.attn.data() + off, pool);
+    kernels::BidirectionalAttention(s_.q.data() + off, s_.k.data() + off, s_.v.data() + off, len, d,
+                                    heads, hd, scale, s_.attn.data() + off, pool);
     start += len;
   }
   kernels::MatMul(w.wo, s_.attn.data(), n, s_.h.data(), pool);  // [T, D]

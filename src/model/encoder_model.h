@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,8 +28,11 @@ struct EncoderBatch {
 class EncoderModel {
  public:
   // `dir`: a folder with config.json and model.safetensors[.index.json]. kiln::Error when it
-  // is not an encoder this layer serves, or a tensor is missing or misshapen.
-  static std::unique_ptr<EncoderModel> Load(const std::string& dir);
+  // is not an encoder this layer serves, or a tensor is missing or misshapen. `weights`: the
+  // layers' matrices converted at load to this type (f16, bf16, q8_0, q4_0, q4_1; nullopt:
+  // as stored); embeddings, norms and heads stay as they are.
+  static std::unique_ptr<EncoderModel> Load(const std::string& dir,
+                                            std::optional<DType> weights = std::nullopt);
   ~EncoderModel();
 
   const EncoderConfig& config() const { return config_; }
@@ -53,15 +57,17 @@ class EncoderModel {
   void AttentionBlock(const EncoderLayerWeights& w, const EncoderBatch& batch, ThreadPool& pool);
   void MlpBlock(const EncoderLayerWeights& w, int64_t n, ThreadPool& pool);
   void EnsureScratch(int64_t tokens);
+  void ConvertWeights(DType dtype);
 
   std::string path_;
   std::unique_ptr<WeightSource> source_;
   EncoderConfig config_;
   EncoderWeights weights_;
   HugeBuffer packed_weights_;
+  std::vector<uint8_t> converted_;  // the layers' matrices after ConvertWeights
   struct Scratch {
     std::vector<float> x, h, q, k, v, attn, up;  // [T, D] ([T, F] for up)
-    std::vector<int64_t> last;                   // [T]: attention's "pos" (the sequence's last)
+    std::vector<int64_t> last;                   // [T]: each token's index in its sequence
     std::vector<float> head, head_out;           // [D] classification scratch
   } s_;
 };

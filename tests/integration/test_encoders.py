@@ -101,6 +101,21 @@ def test_embed_matches_transformers(embed_server, minilm):
     assert cosine(alone[0], got[3]) >= 0.99999
 
 
+def test_embed_with_converted_weights(kiln_paths, minilm):
+    """--dtype converts the layers at load: f16 stays within 1e-5 of the f32 vectors, q8_0
+    (int8 weights and activations) within 1e-3."""
+    want = reference_embeddings(minilm, SENTENCES)
+    for dtype, floor in (("f16", 0.99999), ("q8_0", 0.999)):
+        server = KilnServer(kiln_paths[0], minilm, ["--dtype", dtype])
+        try:
+            got = requests.post(server.url + "/embed", json={"inputs": SENTENCES},
+                                timeout=60).json()
+        finally:
+            assert server.stop() == 0, server.stderr()
+        worst = min(cosine(g, w) for g, w in zip(got, want))
+        assert worst >= floor, (dtype, worst)
+
+
 def test_embed_options(embed_server):
     url = embed_server.url + "/embed"
     raw = requests.post(url, json={"inputs": "hello world", "normalize": False}).json()[0]

@@ -189,3 +189,28 @@ def generate_auth(url: str, prompt: str) -> str:
                       headers={"Authorization": "Bearer k"}, timeout=120)
     assert r.status_code == 200, r.text
     return r.json()["generated_text"]
+
+
+def test_models_from_a_config_file(kiln_paths, minilm, tmp_path):
+    import json
+    exe, smol = kiln_paths
+    config = tmp_path / "models.json"
+    config.write_text(json.dumps({"models": [
+        {"name": "stories", "source": str(STORIES), "cores": "0"},
+        {"name": "minilm", "source": str(minilm), "kv_cache_dtype": "f16"}]}))
+    server = KilnServer(exe, smol, ["--config", str(config), "--kv-cache-memory", "0.1"])
+    try:
+        data = requests.get(server.url + "/v1/models", timeout=10).json()["data"]
+        assert [m["id"] for m in data] == ["stories", "minilm"]
+        assert data[0]["cores"] == [0]
+        assert generate(server.url + "/generate", "Once") != ""
+    finally:
+        assert server.stop() == 0, server.stderr()
+    bad = tmp_path / "bad.json"
+    for text, words in (('{"models": []}', "no models"), ('{"models": [{"name": "a"}]}',
+                                                         'without "source"'), ("[1]", "expected")):
+        bad.write_text(text)
+        import subprocess
+        p = subprocess.run([str(exe), "serve", "--config", str(bad)], capture_output=True,
+                           text=True, timeout=60)
+        assert p.returncode != 0 and words in p.stderr, (text, p.stderr[-300:])

@@ -80,5 +80,44 @@ TEST(Gelu, MatchesScalarOnEveryTarget) {
   });
 }
 
+// Against the causal kernel's scalar twin with every query at the last position (which sees
+// all keys): the same attention, summed in another order.
+TEST(BidirectionalAttention, MatchesScalarOnEveryTarget) {
+  ThreadPool pool({});
+  ForEachTarget([&] {
+    for (int64_t n : {1, 3, 17, 64}) {
+      for (int hd : {8, 32, 36}) {
+        const int heads = 3;
+        const int64_t stride = heads * hd + 5;  // rows wider than the heads, as in a batch
+        const std::vector<float> q = RandomFloats(n * stride, 5, -2, 2);
+        const std::vector<float> k = RandomFloats(n * stride, 6, -2, 2);
+        const std::vector<float> v = RandomFloats(n * stride, 7);
+        std::vector<float> got(n * stride, -7.0f);
+        BidirectionalAttention(q.data(), k.data(), v.data(), n, stride, heads, hd, 0.2f, got.data(),
+                               pool);
+        // The twin takes dense [n, heads, hd]: copy the heads' columns out.
+        std::vector<float> qd(n * heads * hd), kd(qd.size()), vd(qd.size()), want(qd.size());
+        for (int64_t t = 0; t < n; ++t) {
+          for (int64_t c = 0; c < heads * hd; ++c) {
+            qd[t * heads * hd + c] = q[t * stride + c];
+            kd[t * heads * hd + c] = k[t * stride + c];
+            vd[t * heads * hd + c] = v[t * stride + c];
+          }
+        }
+        const std::vector<int64_t> pos(n, n - 1);
+        scalar::Attention(qd.data(), pos.data(), n, kd.data(), vd.data(), heads, heads, hd, 0.2f,
+                          want.data(), pool);
+        for (int64_t t = 0; t < n; ++t) {
+          for (int64_t c = 0; c < heads * hd; ++c) {
+            ASSERT_TRUE(Near(got[t * stride + c], want[t * heads * hd + c], 1e-5, 1e-6))
+                << "n " << n << " hd " << hd << " t " << t << " c " << c;
+          }
+          for (int64_t c = heads * hd; c < stride; ++c) ASSERT_EQ(got[t * stride + c], -7.0f);
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 }  // namespace kiln::kernels
