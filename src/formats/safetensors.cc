@@ -304,8 +304,9 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir) : dir_(dir)
       }
       const TensorView* view = shards[file]->Find(tensor);
       const std::vector<std::string>& skipped = shards[file]->skipped();
+      const std::string prefix = tensor + " (";  // clang 14 lambdas cannot capture bindings
       if (view == nullptr && std::any_of(skipped.begin(), skipped.end(), [&](const std::string& s) {
-            return s.rfind(tensor + " (", 0) == 0;
+            return s.rfind(prefix, 0) == 0;
           })) {
         continue;  // there, of a type Kiln does not load (see SafetensorsFile::skipped)
       }
