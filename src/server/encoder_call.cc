@@ -90,10 +90,9 @@ void RunEncoderCall(ServerState& state, Reply reply, Admission::Permit permit,
     try {
       state.encoder->Submit(std::move(inputs[i]),
                             [call, i](EncoderResult&& r) { call->Deliver(i, std::move(r)); });
-    } catch (const std::exception& e) {
+    } catch (const std::exception&) {
       // Inputs were checked before; what is left is a full queue.
-      call->Abandon(i, i == 0 ? api::OverloadedError()
-                              : api::ApiError(429, "overloaded", "Model is overloaded"));
+      call->Abandon(i, api::OverloadedError());
       return;
     }
   }

@@ -26,6 +26,15 @@ std::string FailureReason(const api::ApiError& e) {
   return "validation";
 }
 
+// 401 in the route's style, with the challenge header.
+void RespondUnauthorized(const Reply& reply) {
+  RespondJson(reply, 401,
+              ErrorBody(reply.style, api::ApiError(401, "authentication",
+                                                   "Unauthorized: send `Authorization: Bearer "
+                                                   "<api-key>`")),
+              {{"WWW-Authenticate", "Bearer"}});
+}
+
 }  // namespace
 
 RouteTable::RouteTable(ServerState& state) : state_(state) {
@@ -103,12 +112,7 @@ void RouteTable::Handle(http::Request request, std::shared_ptr<http::Exchange> e
   reply.style = match->style;
   record->SetRoute(match->path, match->generation);
   if (!match->public_route && !Authorized(request)) {
-    return RespondJson(
-        reply, 401,
-        ErrorBody(reply.style, api::ApiError(401, "authentication",
-                                             "Unauthorized: send `Authorization: Bearer "
-                                             "<api-key>`")),
-        {{"WWW-Authenticate", "Bearer"}});
+    return RespondUnauthorized(reply);
   }
   RouteContext ctx{state_, request, std::move(reply), arrival};
   Run(*match, ctx);
@@ -119,13 +123,7 @@ void RouteTable::Reject(http::Request request, std::shared_ptr<http::Exchange> e
   auto record = std::make_shared<RequestRecord>(state_.shared_from_this(), request, Clock::now());
   Reply reply{std::move(exchange), CorsHeaders(request), style, &state_.metrics, record};
   reply.headers.emplace_back("x-request-id", record->request_id());
-  if (!Authorized(request)) {
-    return RespondJson(reply, 401,
-                       ErrorBody(style, api::ApiError(401, "authentication",
-                                                      "Unauthorized: send `Authorization: "
-                                                      "Bearer <api-key>`")),
-                       {{"WWW-Authenticate", "Bearer"}});
-  }
+  if (!Authorized(request)) return RespondUnauthorized(reply);
   RespondError(reply, error);
 }
 

@@ -118,8 +118,6 @@ class Server {
   void UnloadModel(const std::string& name, std::chrono::milliseconds drain,
                    std::shared_ptr<http::Exchange> exchange);
   void RetryFailed();
-  void Answer(const std::shared_ptr<http::Exchange>& exchange, const http::Request& request,
-              int status, const nlohmann::json& body);
 
   bool multi_ = false;     // several models (or a loader): dispatch by model, admin routes
   mutable std::mutex mu_;  // guards models_ and retired_

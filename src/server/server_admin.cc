@@ -46,11 +46,8 @@ std::chrono::milliseconds QueryTimeout(const std::string& query,
   return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
 }
 
-}  // namespace
-
-void Server::Answer(const std::shared_ptr<http::Exchange>& exchange, const http::Request& request,
-                    int status, const nlohmann::json& body) {
-  (void)request;
+void Answer(const std::shared_ptr<http::Exchange>& exchange, int status,
+            const nlohmann::json& body) {
   http::Response r;
   r.status = status;
   r.content_type = "application/json";
@@ -58,23 +55,25 @@ void Server::Answer(const std::shared_ptr<http::Exchange>& exchange, const http:
   exchange->Respond(std::move(r));
 }
 
+}  // namespace
+
 bool Server::HandleAdmin(http::Request& request, std::shared_ptr<http::Exchange>& exchange) {
   if (std::string_view(request.path).substr(0, kAdmin.size()) != kAdmin) return false;
   const std::string rest = request.path.substr(kAdmin.size());
   if (!rest.empty() && rest[0] != '/') return false;
   const ServerConfig& c = front_->config;
   if (c.api_key.empty()) {
-    Answer(exchange, request, 403,
+    Answer(exchange, 403,
            ErrorJson("the admin routes need an API key (kiln serve --api-key)", "forbidden"));
     return true;
   }
   if (!BearerTokenMatches(request.Header("authorization"), c.api_key)) {
-    Answer(exchange, request, 401,
+    Answer(exchange, 401,
            ErrorJson("Unauthorized: send `Authorization: Bearer <api-key>`", "authentication"));
     return true;
   }
   if (rest.empty() && (request.method == "GET" || request.method == "HEAD")) {
-    Answer(exchange, request, 200, {{"models", ModelList()}});
+    Answer(exchange, 200, {{"models", ModelList()}});
     return true;
   }
   if (rest.empty() && request.method == "POST") {
@@ -90,12 +89,12 @@ bool Server::HandleAdmin(http::Request& request, std::shared_ptr<http::Exchange>
                  "`name` must be non-empty and hold no '/'");
       KILN_CHECK(loader_ != nullptr, "this server cannot load models");
     } catch (const Error& e) {
-      Answer(exchange, request, 422, ErrorJson(e.what(), "validation"));
+      Answer(exchange, 422, ErrorJson(e.what(), "validation"));
       return true;
     }
     for (const auto& h : Snapshot()) {
       if (h->name == m.name) {
-        Answer(exchange, request, 409,
+        Answer(exchange, 409,
                ErrorJson(StrCat("a model named `", m.name, "` is already here (", h->status, ")"),
                          "conflict"));
         return true;
@@ -112,7 +111,7 @@ bool Server::HandleAdmin(http::Request& request, std::shared_ptr<http::Exchange>
     workers_.emplace_back([this, name, drain, exchange] { UnloadModel(name, drain, exchange); });
     return true;
   }
-  Answer(exchange, request, 405, ErrorJson("Method Not Allowed", "method_not_allowed"));
+  Answer(exchange, 405, ErrorJson("Method Not Allowed", "method_not_allowed"));
   return true;
 }
 
@@ -127,7 +126,7 @@ void Server::LoadModel(ModelRequest request, std::shared_ptr<http::Exchange> exc
     for (const auto& h : models_) {
       if (h->name == request.name) {
         return Answer(
-            exchange, {}, 409,
+            exchange, 409,
             ErrorJson(StrCat("a model named `", request.name, "` is already here"), "conflict"));
       }
     }
@@ -152,11 +151,11 @@ void Server::LoadModel(ModelRequest request, std::shared_ptr<http::Exchange> exc
   }
   if (loaded == nullptr) {
     log::Warn(StrCat("admin: ", request.name, " did not load: ", error));
-    return Answer(exchange, {}, 422, ErrorJson(error, "validation"));
+    return Answer(exchange, 422, ErrorJson(error, "validation"));
   }
   log::Info(StrCat("admin: ", request.name, " loaded"));
   for (const nlohmann::json& card : ModelList()) {
-    if (card["id"] == request.name) return Answer(exchange, {}, 201, {{"model", card}});
+    if (card["id"] == request.name) return Answer(exchange, 201, {{"model", card}});
   }
 }
 
@@ -169,11 +168,11 @@ void Server::UnloadModel(const std::string& name, std::chrono::milliseconds drai
     auto it = std::find_if(models_.begin(), models_.end(),
                            [&](const auto& h) { return h->name == name; });
     if (it == models_.end()) {
-      return Answer(exchange, {}, 404,
+      return Answer(exchange, 404,
                     ErrorJson(StrCat("The model `", name, "` does not exist."), "not_found"));
     }
     if ((*it)->owner == nullptr && (*it)->state != nullptr) {
-      return Answer(exchange, {}, 409,
+      return Answer(exchange, 409,
                     ErrorJson(StrCat("`", name, "` is not the server's to unload"), "conflict"));
     }
     gone = *it;
@@ -196,7 +195,7 @@ void Server::UnloadModel(const std::string& name, std::chrono::milliseconds drai
     retired_.push_back(gone->owner);
   }
   log::Info(StrCat("admin: ", name, " unloaded", drained ? "" : " (requests cut short)"));
-  Answer(exchange, {}, 200, {{"unloaded", name}, {"drained", drained}});
+  Answer(exchange, 200, {{"unloaded", name}, {"drained", drained}});
 }
 
 void Server::RetryFailed() {
