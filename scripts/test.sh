@@ -23,8 +23,13 @@ trap 'rm -rf "$LOGS"' EXIT
 
 failed=0
 summary=()
-note() { summary+=("$(printf '%-5s %s' "$1" "$2")"); [[ "$1" == ok ]] || failed=1; }
-banner() { printf '\n== test: %s\n' "$*"; }
+# Each summary line carries the seconds since its stage's banner, so a slow stage shows.
+stage_start=$SECONDS
+note() {
+  summary+=("$(printf '%-5s %s  [%d s]' "$1" "$2" $((SECONDS - stage_start)))")
+  [[ "$1" == ok ]] || failed=1
+}
+banner() { printf '\n== test: %s\n' "$*"; stage_start=$SECONDS; }
 ctest_line() { grep -E 'tests passed|No tests were found' "$1" | tail -n1; }
 
 # Sanitizer behaviour for the ASan build (also used while gtest lists tests at build time).
@@ -140,6 +145,7 @@ fi
 # ---------------------------------------------------------------- summary
 banner "summary"
 printf '%s\n' "${summary[@]}"
+echo "total: $SECONDS s"
 if ((failed)); then echo "RESULT: FAILED"; else echo "RESULT: all passed"; fi
 # pytest's own closing lines, last.
 for l in "${pytest_lines[@]}"; do echo "$l"; done
