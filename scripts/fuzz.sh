@@ -22,7 +22,7 @@ SECONDS_PER_TARGET="${KILN_FUZZ_SECONDS:-60}"
 PARALLEL="${KILN_FUZZ_PARALLEL:-2}"
 JOBS="${KILN_JOBS:-2}"
 ALL_TARGETS=(tokenizer_json template gguf gguf_vocab safetensors api_request http_request
-  router_input kiln_artifact trace_context)
+  router_input kiln_artifact trace_context regex)
 targets_arg="${KILN_FUZZ_TARGETS:-${ALL_TARGETS[*]}}"
 read -r -a TARGETS <<<"${targets_arg//,/ }"
 
