@@ -1,5 +1,6 @@
 #include "sampling/sampler.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "kernels/ops.h"
@@ -10,6 +11,19 @@ namespace {
 
 // The first maximum; NaN never wins (kernels::ArgMax, SIMD: vocabularies reach 150K entries).
 int32_t ArgMax(const float* x, int64_t n) { return static_cast<int32_t>(kernels::ArgMax(x, n)); }
+
+// -inf for every id whose bit is clear; whole words at a time where all 64 are allowed.
+void MaskDisallowed(float* row, int64_t vocab, std::span<const uint64_t> allowed) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  for (int64_t w = 0; w * 64 < vocab; ++w) {
+    const uint64_t bits = w < static_cast<int64_t>(allowed.size()) ? allowed[w] : 0;
+    if (bits == ~uint64_t{0}) continue;
+    const int64_t end = std::min<int64_t>(vocab, (w + 1) * 64);
+    for (int64_t i = w * 64; i < end; ++i) {
+      if (((bits >> (i & 63)) & 1) == 0) row[i] = kNegInf;
+    }
+  }
+}
 
 }  // namespace
 
@@ -55,9 +69,17 @@ void Sampler::Sample(float* logits, int64_t vocab, const SampleOptions& options,
   if (options.top_n > 0 && result.top != nullptr) {
     TopLogprobs(logits, vocab, lse, options.top_n, *result.top);
   }
-  ApplyProcessors(logits, options.suppress, ws.undo_);
-  result.token = p_.do_sample ? Draw(logits, vocab, ws) : ArgMax(logits, vocab);
-  RestoreLogits(logits, ws.undo_);
+  // Under a constraint the row is copied once and masked (the caller's row stays as it was:
+  // cheaper than undoing tens of thousands of -inf writes).
+  float* row = logits;
+  if (!options.allowed.empty()) {
+    ws.masked_.assign(logits, logits + vocab);
+    row = ws.masked_.data();
+    MaskDisallowed(row, vocab, options.allowed);
+  }
+  ApplyProcessors(row, options.suppress, ws.undo_);
+  result.token = p_.do_sample ? Draw(row, vocab, ws) : ArgMax(row, vocab);
+  RestoreLogits(row, ws.undo_);
   result.logprob = options.logprob ? logits[result.token] - lse : 0.0f;
 }
 

@@ -32,14 +32,19 @@ class SamplingWorkspace {
  private:
   friend class Sampler;
   std::vector<Candidate> candidates_;
-  std::vector<float> heap_;  // top-k selection
+  std::vector<float> heap_;    // top-k selection
+  std::vector<float> masked_;  // the row with a constraint's mask applied
   LogitsUndo undo_;
 };
 
 struct SampleOptions {
   std::span<const int32_t> suppress;  // ids masked to -inf for this token
-  bool logprob = false;               // compute SampleResult::logprob
-  int32_t top_n = 0;                  // alternatives wanted (into SampleResult::top)
+  // A constraint's allowed tokens, one bit per id ((vocab + 63) / 64 words, at least one bit
+  // set; grammar/compiled_grammar.h); empty: every token. Applied before every processor, so
+  // penalties and warpers only ever see allowed tokens; logprobs stay the raw ones.
+  std::span<const uint64_t> allowed;
+  bool logprob = false;  // compute SampleResult::logprob
+  int32_t top_n = 0;     // alternatives wanted (into SampleResult::top)
 };
 
 struct SampleResult {

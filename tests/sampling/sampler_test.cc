@@ -195,5 +195,44 @@ TEST(SamplingParams, ValidationRejectsOutOfRange) {
   EXPECT_THROW(ValidateStopParams(s, 10), Error);
 }
 
+
+// A constraint's mask: only allowed ids are drawn, greedy takes the best allowed one, the
+// caller's row is unchanged and logprobs stay raw.
+TEST(Sampler, ConstraintMaskRestrictsEveryChoice) {
+  std::vector<float> row(130, 0.0f);
+  row[5] = 9.0f;  // the unconstrained favourite, not allowed
+  row[70] = 2.0f;
+  row[129] = 1.0f;
+  std::vector<uint64_t> allowed(3, 0);
+  allowed[1] |= uint64_t{1} << (70 - 64);
+  allowed[2] |= uint64_t{1} << (129 - 128);
+  allowed[0] |= uint64_t{1} << 7;
+  const std::vector<float> before = row;
+  SamplingWorkspace ws(static_cast<int64_t>(row.size()));
+  SampleOptions options;
+  options.allowed = allowed;
+  options.logprob = true;
+  SamplingParams greedy;
+  Sampler g(greedy, 1, 0, {});
+  SampleResult r;
+  g.Sample(row.data(), static_cast<int64_t>(row.size()), options, ws, r);
+  EXPECT_EQ(r.token, 70);
+  EXPECT_EQ(row, before);
+  EXPECT_LT(r.logprob, -6.0f);  // raw: token 5 holds almost all the mass
+  SamplingParams sampled;
+  sampled.do_sample = true;
+  sampled.temperature = 2.0f;
+  Sampler s(sampled, 3, 0, {});
+  std::vector<int> counts(row.size(), 0);
+  for (int i = 0; i < 3000; ++i) {
+    s.Sample(row.data(), static_cast<int64_t>(row.size()), options, ws, r);
+    s.Accept(r.token);
+    ++counts[r.token];
+  }
+  EXPECT_EQ(counts[70] + counts[129] + counts[7], 3000);
+  EXPECT_GT(counts[129], 0);
+  EXPECT_GT(counts[7], 0);
+}
+
 }  // namespace
 }  // namespace kiln
