@@ -55,12 +55,6 @@ Fragment ByteNfa::Empty() {
   return {s, s};
 }
 
-Fragment ByteNfa::Bytes(uint8_t lo, uint8_t hi) {
-  const int32_t s = AddState(), e = AddState();
-  AddEdge(s, lo, hi, e);
-  return {s, e};
-}
-
 Fragment ByteNfa::Codepoints(const std::vector<CodepointRange>& ranges) {
   const int32_t s = AddState(), e = AddState();
   for (const CodepointRange& r : ranges) {

@@ -38,7 +38,6 @@ class ByteNfa {
   void AddEpsilon(int32_t from, int32_t to);
 
   Fragment Empty();
-  Fragment Bytes(uint8_t lo, uint8_t hi);
   // Any one code point in `ranges` (sorted or not; surrogates never match), UTF-8 encoded.
   Fragment Codepoints(const std::vector<CodepointRange>& ranges);
   Fragment Concat(Fragment a, Fragment b);

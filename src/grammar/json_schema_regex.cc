@@ -383,9 +383,4 @@ std::string JsonSchemaToRegex(const nlohmann::ordered_json& schema,
   }
 }
 
-std::string JsonObjectRegex(int depth) {
-  const json schema = {{"type", "object"}};
-  return JsonSchemaToRegex(schema, {3, depth});
-}
-
 }  // namespace kiln::grammar

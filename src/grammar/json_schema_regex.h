@@ -29,9 +29,6 @@ struct JsonSchemaOptions {
 std::string JsonSchemaToRegex(const nlohmann::ordered_json& schema,
                               const JsonSchemaOptions& options = {});
 
-// Any JSON object (OpenAI's `response_format: json_object`), nested up to `depth`.
-std::string JsonObjectRegex(int depth = 2);
-
 // `text` with every regex metacharacter escaped.
 std::string RegexLiteral(std::string_view text);
 

@@ -17,7 +17,7 @@ constexpr uint32_t kMaxCodepoint = 0x10FFFF;
 using Ranges = std::vector<CodepointRange>;
 
 struct Node {
-  enum Kind { kEmpty, kSet, kConcat, kAlternate, kRepeat } kind = kEmpty;
+  enum Kind { kSet, kConcat, kAlternate, kRepeat } kind = kConcat;  // no children: ""
   Ranges set;
   std::vector<std::unique_ptr<Node>> children;
   int min = 0, max = -1;  // kRepeat; max -1: unbounded
@@ -352,8 +352,6 @@ class Parser {
 
 Fragment Build(const Node& n, ByteNfa& nfa) {
   switch (n.kind) {
-    case Node::kEmpty:
-      return nfa.Empty();
     case Node::kSet:
       return nfa.Codepoints(n.set);
     case Node::kConcat: {
