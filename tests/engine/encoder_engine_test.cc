@@ -4,6 +4,7 @@
 #include "engine/encoder_engine.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -28,7 +29,8 @@ std::vector<float> Random(size_t n, std::mt19937& rng, float scale = 0.3f) {
 
 // A BertForSequenceClassification with random weights (config.json + model.safetensors).
 std::string WriteTinyBert(const std::string& name, const std::string& arch) {
-  const std::string dir = ::testing::TempDir() + "/" + name;
+  // One folder per process: ctest runs each test as its own process, several at a time.
+  const std::string dir = ::testing::TempDir() + "/" + name + "." + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/config.json")
       << R"({"architectures": [")" << arch << R"("], "model_type": "bert", "vocab_size": )"
